@@ -1,0 +1,131 @@
+"""The adapter contract: how the suite drives one implementation.
+
+An adapter maps one small :class:`Spec` onto an implementation's constructors
+and verbs, and declares which features it supports so that a scenario that
+needs a missing feature is skipped with the reason. Subclass :class:`Adapter`
+and override what differs; ``conformance/adapters/example_fork.py`` is a
+worked example in about 50 lines.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+# Features a scenario may require. An adapter lists the ones it supports.
+FEATURES = {
+    "sync": "synchronous collection (one batch from every actor per iteration)",
+    "async": "asynchronous collection (first ready, first served)",
+    "buffer_mode": "the collector writes into a replay buffer",
+    "background": "collector.start(): collection in a background thread",
+    "evaluator": "an eval worker component",
+    "named_evaluator": "a named, detached eval worker reachable with from_name",
+    "shutdown_ray": "collector.shutdown(shutdown_ray=True)",
+    "liveness": "is_alive() on every component",
+    "ready_timeout": "constructors wait for actor readiness and can be told not to",
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything an adapter needs to build the components of a scenario."""
+
+    env_id: str = "CartPole-v1"
+    frames_per_batch: int = 64
+    total_frames: int = 512
+    num_collectors: int = 2
+    sync: bool = False
+    buffer_capacity: int = 100_000
+    eval_max_steps: int = 50
+    # component -> Ray actor options, e.g. {"resources": {"node_a": 1}}
+    resources: dict = field(default_factory=dict)
+    actor_name: str | None = None
+    namespace: str = "rlc-conformance"
+    ready_timeout: float | None = 60.0
+    teardown_timeout: float = 10.0
+
+    def with_(self, **changes) -> "Spec":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Adapter:
+    """Base adapter. Defaults assume a torchrl-like API; override what differs.
+
+    Component objects are whatever the implementation's constructors return.
+    Every method here is called from the isolated driver process.
+    """
+
+    name = "base"
+    features: frozenset = frozenset()
+    #: exception types that mean "this component is closed"
+    closed_errors: tuple = ()
+    #: seconds a teardown may take (the contract's bound)
+    teardown_bound: float = 10.0
+
+    # -- construction -------------------------------------------------------
+    def make_buffer(self, spec: Spec):
+        raise NotImplementedError
+
+    def make_collector(self, spec: Spec, buffer=None):
+        raise NotImplementedError
+
+    def make_evaluator(self, spec: Spec):
+        raise NotImplementedError
+
+    def connect_evaluator(self, spec: Spec):
+        """A non-owning handle to the named eval worker ``spec.actor_name``."""
+        raise NotImplementedError
+
+    # -- teardown -----------------------------------------------------------
+    def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
+        if component == "collector":
+            if shutdown_ray:
+                obj.shutdown(shutdown_ray=True)
+            else:
+                obj.shutdown()
+        elif component == "buffer":
+            obj.close()
+        else:
+            obj.shutdown()
+
+    # -- verbs ----------------------------------------------------------------
+    def iterate(self, collector):
+        return iter(collector)
+
+    def start(self, collector) -> None:
+        collector.start()
+
+    def sample(self, buffer, batch_size: int):
+        return buffer.sample(batch_size)
+
+    def extend(self, buffer, data) -> None:
+        buffer.extend(data)
+
+    def buffer_len(self, buffer) -> int:
+        return len(buffer)
+
+    def submit(self, evaluator, spec: Spec) -> None:
+        evaluator.submit(self.eval_weights(evaluator), spec.eval_max_steps)
+
+    def eval_weights(self, evaluator):
+        """Weights passed to ``submit``; ``None`` unless the impl needs them."""
+        return None
+
+    def poll(self, evaluator, timeout: float):
+        return evaluator.poll(timeout)
+
+    def is_alive(self, component: str, obj) -> bool:
+        return obj.is_alive()
+
+    # -- introspection --------------------------------------------------------
+    def actors(self, component: str, obj) -> list:
+        """The Ray actor handles a component created (used for faults/probes)."""
+        raise NotImplementedError
+
+    def versions(self) -> dict:
+        """Versions of what is under test, for the report."""
+        return {}
+
+    def unsupported(self, requires) -> list[str]:
+        return [r for r in requires if r not in self.features]

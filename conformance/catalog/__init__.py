@@ -1,0 +1,53 @@
+"""The scenario catalog: every family, on every fixture, for both owners."""
+from __future__ import annotations
+
+from collections import Counter
+
+from conformance.catalog.families import FAMILIES
+from conformance.scenario import OWNERS, Scenario
+
+PROFILES = ("quick", "full")
+
+
+def scenarios(fixtures=("local", "multinode"), profile: str = "full",
+              families=None) -> list[Scenario]:
+    """All scenarios of ``profile`` on ``fixtures``, in a stable order."""
+    out = []
+    for fixture in fixtures:
+        for owner in OWNERS:
+            for name, family in FAMILIES.items():
+                if families and name not in families:
+                    continue
+                for s in family(fixture, owner):
+                    if profile in s.profiles:
+                        out.append(s)
+    ids = [s.id for s in out]
+    dupes = [i for i, n in Counter(ids).items() if n > 1]
+    if dupes:
+        raise RuntimeError(f"duplicate scenario ids: {dupes}")
+    return out
+
+
+def find(scenario_id: str) -> Scenario:
+    """The scenario with this id (any fixture, any profile)."""
+    family, fixture, *_ = scenario_id.split("/")
+    for s in scenarios((fixture,), "full", families=[family] if family in FAMILIES else None):
+        if s.id == scenario_id:
+            return s
+    from conformance.catalog.walks import walk_from_id
+
+    walk = walk_from_id(scenario_id)
+    if walk is not None:
+        return walk
+    raise KeyError(f"no scenario {scenario_id!r}")
+
+
+def counts(fixtures=("local", "multinode")) -> dict:
+    """{profile: {family: {fixture: n}}}"""
+    out = {}
+    for profile in PROFILES:
+        table = {}
+        for s in scenarios(fixtures, profile):
+            table.setdefault(s.family, Counter())[s.fixture] += 1
+        out[profile] = {f: dict(c) for f, c in table.items()}
+    return out

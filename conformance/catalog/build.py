@@ -1,0 +1,74 @@
+"""Small builders shared by every family: the same op sequences, one place."""
+from __future__ import annotations
+
+from conformance.scenario import Op
+
+# Where each component lives on the multinode fixture unless a family says
+# otherwise: every component on its own node.
+DEFAULT_PLACEMENT = {"collector": "node_a", "buffer": "node_b", "evaluator": None}
+TEARDOWN_NAMES = {"collector": "collector", "buffer": "buffer", "evaluator": "evaluator"}
+
+
+def op(verb: str, target: str | None = None, **args) -> Op:
+    return Op(verb, target, args)
+
+
+def place_args(fixture: str, component: str, placement: dict | None = None) -> dict:
+    node = (placement or DEFAULT_PLACEMENT).get(component)
+    return {"place": node} if fixture == "multinode" and node else {}
+
+
+def build(fixture: str, components=("buffer", "collector", "evaluator"), *,
+          sync: bool = False, buffer_mode: bool = True, placement: dict | None = None,
+          extra: dict | None = None) -> list[Op]:
+    """Construct the given components (the buffer first, so a collector can
+    write into it)."""
+    out = []
+    for comp in ("buffer", "collector", "evaluator"):
+        if comp not in components:
+            continue
+        args = {**place_args(fixture, comp, placement), **(extra or {}).get(comp, {})}
+        if comp == "collector":
+            args["sync"] = sync
+            if buffer_mode and "buffer" in components:
+                args["buffer"] = True
+        out.append(op("construct", comp, **args))
+    return out
+
+
+def warm_up(components) -> list[Op]:
+    """Use every component once so each has in-flight or finished work."""
+    out = []
+    if "collector" in components:
+        out.append(op("iterate", "collector", batches=1))
+    if "evaluator" in components:
+        out.append(op("submit", "evaluator"))
+    return out
+
+
+def teardowns(order) -> list[Op]:
+    """Teardown ops in ``order``; ``"ray"`` is the user's ray.shutdown()."""
+    return [op("ray_shutdown") if t == "ray" else op("teardown", t) for t in order]
+
+
+def requirements(ops, sync: bool | None = None) -> tuple[str, ...]:
+    """Adapter features a list of ops needs."""
+    req = set()
+    for o in ops:
+        if o.target == "evaluator":
+            req.add("evaluator")
+        if o.verb == "construct" and o.target == "collector":
+            req.add("sync" if o.args.get("sync") else "async")
+            if o.args.get("buffer"):
+                req.add("buffer_mode")
+        if o.verb == "construct" and o.args.get("named"):
+            req.add("named_evaluator")
+        if o.verb == "start" and not o.args.get("fail"):
+            req.add("background")
+        if o.verb == "teardown" and o.args.get("shutdown_ray"):
+            req.add("shutdown_ray")
+        if o.verb == "check_alive":
+            req.add("liveness")
+        if o.verb == "construct" and o.args.get("ready") is False:
+            req.add("ready_timeout")
+    return tuple(sorted(req))

@@ -1,0 +1,196 @@
+"""The lifecycle families. Each is a generator of scenarios for one fixture
+and one ownership case; ``quick=True`` marks the CI-gate slice (chosen for
+what catches bugs: ``ray.shutdown()`` first, faults before teardown)."""
+from __future__ import annotations
+
+import itertools
+
+from conformance.catalog.build import build, op, requirements, teardowns, warm_up
+from conformance.scenario import Scenario
+
+ALL = ("buffer", "collector", "evaluator")
+KILLS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
+
+
+def make(family, fixture, owner, variant, ops, *, quick=False, spec=None, seed=None):
+    ops = tuple(ops)
+    return Scenario(
+        family=family, fixture=fixture, owner=owner, variant=variant, ops=ops,
+        spec=dict(spec or {}), requires=requirements(ops),
+        profiles=("quick", "full") if quick else ("full",), seed=seed,
+    )
+
+
+def _mode(sync: bool) -> str:
+    return "sync" if sync else "async"
+
+
+def early_break(fixture, owner):
+    """Break after 0, 1, 2 batches, then teardown; or drop everything and exit."""
+    for sync, k in itertools.product((False, True), (0, 1, 2)):
+        ops = [*build(fixture, ("collector",), sync=sync),
+               op("iterate", "collector", batches=k), op("teardown", "collector")]
+        yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
+                   quick=(k == 1))
+    ops = [*build(fixture, ("buffer", "collector")), op("iterate", "collector", batches=2),
+           op("teardown", "collector"), op("check_data", "buffer"), op("teardown", "buffer")]
+    yield make("early_break", fixture, owner, "buffer-mode-after-2", ops)
+    ops = [*build(fixture, ALL), *warm_up(ALL), op("iterate", "collector", batches=1),
+           op("drop")]
+    yield make("early_break", fixture, owner, "drop-and-exit", ops, quick=True)
+
+
+def exhaustion(fixture, owner):
+    """Iterate to total_frames: the collector shuts itself down, nothing else."""
+    for sync in (False, True):
+        ops = [*build(fixture, ("collector",), sync=sync), op("exhaust", "collector"),
+               op("teardown", "collector"), op("use", "collector", call="iterate")]
+        yield make("exhaustion", fixture, owner, f"{_mode(sync)}", ops, quick=not sync)
+    ops = [*build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
+           op("check_data", "buffer", at_least=512), op("teardown", "collector"),
+           op("check_data", "buffer", at_least=512), op("teardown", "buffer")]
+    yield make("exhaustion", fixture, owner, "buffer-mode", ops, quick=True)
+
+
+def background(fixture, owner):
+    """start() feeds the buffer while the main thread samples; teardown races it."""
+    head = [*build(fixture, ("buffer", "collector")), op("start", "collector"),
+            op("wait_frames", "buffer", frames=64), op("sample", "buffer")]
+    spec = {"total_frames": -1}
+    yield make("background", fixture, owner, "stop-from-main", [
+        *head, op("teardown", "collector"), op("check_data", "buffer"),
+        op("teardown", "buffer")], spec=spec, quick=True)
+    yield make("background", fixture, owner, "stop-from-other-thread", [
+        *head, op("teardown", "collector", thread="other"), op("check_data", "buffer"),
+        op("teardown", "buffer")], spec=spec)
+    yield make("background", fixture, owner, "buffer-closed-under-thread", [
+        *head, op("teardown", "buffer"), op("teardown", "collector")], spec=spec, quick=True)
+    yield make("background", fixture, owner, "ray-shutdown-under-thread", [
+        *head, op("ray_shutdown"), op("teardown", "collector"), op("teardown", "buffer")],
+        spec=spec)
+
+
+def double_close(fixture, owner):
+    """Every teardown twice, concurrently, and right after construction."""
+    for comp in ALL:
+        comps = ("buffer", "collector") if comp == "collector" else (comp,)
+        base = build(fixture, comps, buffer_mode=False)
+        rest = [op("teardown", c) for c in comps if c != comp]
+        yield make("double_close", fixture, owner, f"{comp}-twice", [
+            *base, *warm_up((comp,)), op("teardown", comp, times=2), *rest],
+            quick=(comp == "buffer"))
+        yield make("double_close", fixture, owner, f"{comp}-concurrent", [
+            *base, *warm_up((comp,)), op("teardown", comp, concurrent=2), *rest],
+            quick=(comp == "collector"))
+        yield make("double_close", fixture, owner, f"{comp}-never-used", [
+            *base, op("teardown", comp, times=2), *rest])
+
+
+def order(fixture, owner):
+    """Every order of the three teardowns and ray.shutdown() (24)."""
+    for perm in itertools.permutations(("collector", "buffer", "evaluator", "ray")):
+        ops = [*build(fixture, ALL), *warm_up(ALL), *teardowns(perm)]
+        quick = perm in (("ray", "collector", "buffer", "evaluator"),
+                         ("collector", "ray", "buffer", "evaluator"),
+                         ("collector", "buffer", "evaluator", "ray"))
+        yield make("order", fixture, owner, ">".join(perm), ops, quick=quick)
+    ops = [*build(fixture, ALL), *warm_up(ALL),
+           op("teardown", "collector", shutdown_ray=True), op("check_data", "buffer"),
+           op("teardown", "evaluator"), op("teardown", "buffer")]
+    yield make("order", fixture, owner, "collector(shutdown_ray)>evaluator>buffer", ops,
+               quick=True)
+
+
+def killed(fixture, owner):
+    """One actor of a component killed from outside, then teardown."""
+    for comp, how in itertools.product(ALL, KILLS):
+        if how == "remove_node" and fixture != "multinode":
+            continue
+        placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}
+        base = [*build(fixture, ALL, placement=placement), *warm_up(ALL)]
+        fault = [op("kill", comp, how=how)]
+        if how != "hang":
+            fault.append(op("check_alive", comp, expect=False))
+        quick_first = how in ("sigkill", "remove_node", "hang")
+        yield make("killed", fixture, owner, f"{comp}-{how}>teardown", [
+            *base, *fault, op("teardown", comp),
+            *[op("teardown", c) for c in ALL if c != comp]],
+            quick=quick_first and comp != "evaluator")
+        yield make("killed", fixture, owner, f"{comp}-{how}>ray>teardown", [
+            *base, *fault, op("ray_shutdown"), *teardowns(ALL)],
+            quick=(how == "exit" and comp == "buffer"))
+    for comp in ALL:
+        yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
+            op("construct", comp, infeasible=True, ready=False),
+            op("check_alive", comp, expect=False), op("teardown", comp)],
+            quick=(comp == "evaluator"))
+
+
+def use_after_close(fixture, owner):
+    """Every verb after teardown: one clear error, within the bound, no restart."""
+    uses = {"collector": ("iterate", "start"), "buffer": ("sample", "extend", "len"),
+            "evaluator": ("submit", "poll")}
+    for comp, verbs in uses.items():
+        base = build(fixture, (comp,), buffer_mode=False)
+        ops = [*base, op("teardown", comp), *[op("use", comp, call=v) for v in verbs]]
+        yield make("use_after_close", fixture, owner, comp, ops, quick=True)
+        ops = [*base, op("ray_shutdown"), op("teardown", comp),
+               *[op("use", comp, call=v) for v in verbs]]
+        yield make("use_after_close", fixture, owner, f"{comp}-after-ray-shutdown", ops,
+                   quick=(comp == "buffer"))
+
+
+def named(fixture, owner):
+    """A second driver finds the named eval worker; only the owner ends it."""
+    peer_ops = [op("construct", "evaluator", connect=True, named=True), op("submit", "evaluator"),
+                op("poll", "evaluator", timeout=30), op("teardown", "evaluator")]
+    ops = [op("construct", "evaluator", named=True), op("submit", "evaluator"),
+           op("peer", ops=[o.to_dict() for o in peer_ops]),
+           op("check_alive", "evaluator", expect=True), op("check_name"),
+           op("teardown", "evaluator"), op("check_name")]
+    yield make("named", fixture, owner, "peer-then-owner", ops, quick=True)
+
+
+def construction_failure(fixture, owner):
+    """Bad input: a clear error and no actor left behind."""
+    cases = [("collector", "unknown_env"), ("evaluator", "unknown_env"),
+             ("collector", "invalid:frames_per_batch"), ("collector", "invalid:total_frames"),
+             ("collector", "invalid:sync_divisible"), ("collector", "invalid:num_collectors"),
+             ("buffer", "invalid:capacity")]
+    for comp, fail in cases:
+        ops = [op("construct", comp, fail=fail)]
+        yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
+                   ops, quick=(fail in ("unknown_env", "invalid:sync_divisible")))
+    for comp in ALL:
+        ops = [op("construct", comp, infeasible=True, fail="infeasible"),
+               op("teardown", comp)]
+        yield make("construction_failure", fixture, owner, f"{comp}-infeasible", ops,
+                   spec={"ready_timeout": 3.0}, quick=(comp == "collector"))
+    ops = [*build(fixture, ("collector",)), op("start", "collector", fail="no_buffer"),
+           op("teardown", "collector")]
+    yield make("construction_failure", fixture, owner, "start-without-buffer", ops)
+
+
+def interpreter_exit(fixture, owner):
+    """Components left open: the interpreter exits 0, quietly, within the bound."""
+    yield make("exit", fixture, owner, "all-open", [*build(fixture, ALL), *warm_up(ALL)],
+               quick=True)
+    yield make("exit", fixture, owner, "background-running", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True)
+    yield make("exit", fixture, owner, "after-ray-shutdown", [
+        *build(fixture, ALL), *warm_up(ALL), op("ray_shutdown")])
+
+
+FAMILIES = {
+    "early_break": early_break,
+    "exhaustion": exhaustion,
+    "background": background,
+    "double_close": double_close,
+    "order": order,
+    "killed": killed,
+    "use_after_close": use_after_close,
+    "named": named,
+    "construction_failure": construction_failure,
+    "exit": interpreter_exit,
+}

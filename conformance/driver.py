@@ -1,0 +1,298 @@
+"""The isolated driver: runs one scenario's operations and records the history.
+
+Runs inside its own process (forked from the zygote, or a fresh interpreter
+for a peer driver). It never judges: it executes, times, probes and writes.
+A watchdog (``faulthandler.dump_traceback_later``) dumps every thread's stack
+and ends the process if an operation passes its deadline: the runner turns
+that into a "hang" verdict.
+"""
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from conformance import ops
+from conformance.history import History, HistoryWriter, describe_error, read_history
+from conformance.scenario import Op, Scenario
+
+DEAD_STATES = {"DEAD", "gone"}
+SETTLE_SECONDS = 5.0
+
+
+def ray_identity() -> str | None:
+    """The current Ray session, without ever starting one."""
+    import ray
+
+    if not ray.is_initialized():
+        return None
+    node = ray._private.worker._global_node
+    session = getattr(node, "session_name", "?") if node is not None else "?"
+    try:
+        gcs = ray.get_runtime_context().gcs_address
+    except Exception:  # noqa: BLE001
+        gcs = "?"
+    return f"{gcs}/{session}"
+
+
+def op_deadline(op: Op, adapter, spec) -> float:
+    """Seconds after which an operation counts as hung."""
+    if op.verb == "teardown":
+        per_call = 2 * adapter.teardown_bound + 10
+        return per_call * int(op.args.get("times", 1)) + 5
+    if op.verb == "exhaust":
+        return 180.0
+    if op.verb == "construct":
+        return (spec.ready_timeout or 30.0) + 60.0
+    if op.verb == "peer":
+        return 240.0
+    if op.verb == "check_alive":
+        return float(op.args.get("within", 5.0)) + adapter.teardown_bound + 10
+    return 90.0
+
+
+class Context:
+    """What the verbs share: adapter, spec, fixture, components, actors."""
+
+    def __init__(self, request: dict):
+        from conformance.adapter import Spec
+        from conformance.registry import load_adapter
+
+        self.request = request
+        self.scenario = Scenario.from_dict(request["scenario"])
+        self.adapter = load_adapter(request["impl"])
+        self.spec = Spec(**{**Spec().to_dict(), **self.scenario.spec})
+        self.fixture = request["fixture"]
+        self.actor_name = request.get("actor_name") or f"rlc-eval-{os.getpid()}"
+        self.objects: dict = {}
+        self.actors: dict = {}
+        self.removed_nodes: list = []
+        self.gcs_address = self.fixture.get("gcs_address")
+        self.job_id = None
+        self._observer = None
+
+    # -- Ray facts, read without starting Ray --------------------------------
+    def note_ray_started(self) -> None:
+        import ray
+
+        if ray.is_initialized() and self.job_id is None:
+            ctx = ray.get_runtime_context()
+            self.job_id = ctx.get_job_id()
+            self.gcs_address = self.gcs_address or ctx.gcs_address
+
+    @property
+    def observer(self):
+        if self._observer is None and self.gcs_address:
+            from fixtures.observer import GcsObserver
+
+            self._observer = GcsObserver(self.gcs_address)
+        return self._observer
+
+    def actor_states(self, ids: list[str]) -> dict:
+        """``{id: state-dict}``; every actor is "gone" when the GCS is gone."""
+        obs = self.observer
+        if not ids:
+            return {}
+        if obs is None or not obs.reachable():
+            return {i: {"state": "gone"} for i in ids}
+        try:
+            return obs.actor_states(ids)
+        except Exception as exc:  # noqa: BLE001
+            return {i: {"state": "unknown", "error": repr(exc)} for i in ids}
+
+    def describe_actors(self, component: str) -> list[dict]:
+        handles = self.adapter.actors(component, self.objects[component])
+        ids = [h._actor_id.hex() for h in handles]
+        states = self.actor_states(ids)
+        infos = []
+        for i in ids:
+            st = states.get(i, {})
+            infos.append(
+                {"id": i, "pid": st.get("pid"), "node_id": st.get("node_id"),
+                 "state": st.get("state")}
+            )
+        self.actors[component] = infos
+        return infos
+
+    def states_by_component(self, settle: str | None = None) -> dict:
+        """Actor states per component; waits up to SETTLE_SECONDS for
+        ``settle``'s actors to be dead (a kill is asynchronous)."""
+        t0 = time.monotonic()
+        while True:
+            out = {
+                comp: self.actor_states([a["id"] for a in infos])
+                for comp, infos in self.actors.items()
+            }
+            pending = settle and any(
+                s.get("state") not in DEAD_STATES for s in out.get(settle, {}).values()
+            )
+            if not pending or time.monotonic() - t0 > SETTLE_SECONDS:
+                out["_settle_seconds"] = round(time.monotonic() - t0, 3)
+                return out
+            time.sleep(0.05)
+
+    def run_peer(self, op: Op) -> dict:
+        """A second driver process (fresh interpreter) runs ``op.args["ops"]``."""
+        sub = Scenario(
+            family=self.scenario.family, fixture="external", owner="user",
+            variant=self.scenario.variant + "#peer",
+            ops=tuple(Op.from_dict(o) for o in op.args["ops"]),
+            spec=self.scenario.spec,
+        )
+        workdir = os.path.dirname(self.request["paths"]["history"])
+        hist = os.path.join(workdir, "peer-history.jsonl")
+        req = {
+            "scenario": sub.to_dict(), "impl": self.request["impl"],
+            "fixture": {"kind": "external", "address": self.gcs_address,
+                        "gcs_address": self.gcs_address},
+            "paths": {"history": hist}, "actor_name": self.actor_name,
+        }
+        req_path = os.path.join(workdir, "peer-request.json")
+        with open(req_path, "w") as f:
+            json.dump(req, f)
+        env = {**os.environ, "RAY_ADDRESS": self.gcs_address}
+        proc = subprocess.run(
+            [sys.executable, "-m", "conformance.driver", req_path],
+            env=env, capture_output=True, text=True, timeout=op_deadline(op, None, None),
+        )
+        peer = History(read_history(hist))
+        return {
+            "exit_code": proc.returncode,
+            "stderr_tail": proc.stderr[-3000:],
+            "ops": peer.ops,
+        }
+
+
+def init_ray_as_user(ctx: Context) -> dict:
+    """The user's own ``ray.init`` for the ``user`` ownership case."""
+    import ray
+
+    fx = ctx.fixture
+    if fx["kind"] == "local":
+        ray.init(**fx["init"])
+    else:
+        ray.init(address=fx["address"])
+    ctx.note_ray_started()
+    return {"gcs_address": ctx.gcs_address, "job_id": ctx.job_id}
+
+
+def _threads_now() -> list[dict]:
+    out = []
+    for t in threading.enumerate():
+        target = getattr(t, "_target", None)
+        module = getattr(target, "__module__", None) or type(t).__module__
+        out.append({"name": t.name, "module": module, "daemon": t.daemon, "ident": t.ident})
+    return out
+
+
+def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op) -> None:
+    writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
+                  "deadline": op_deadline(op, ctx.adapter, ctx.spec)})
+    missing = ctx.adapter.unsupported(op.args.get("requires", ()))
+    if op.target and op.target not in ctx.objects and op.verb != "construct":
+        status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
+    elif missing:
+        status, result, error, duration = "skipped", {"reason": f"unsupported: {missing}"}, None, 0.0
+    else:
+        faulthandler.dump_traceback_later(op_deadline(op, ctx.adapter, ctx.spec), exit=True)
+        t0 = time.monotonic()
+        try:
+            result = ops.VERB_FUNCS[op.verb](ctx, op) or {}
+            status, error = "ok", None
+        except BaseException as exc:  # noqa: BLE001 - a verdict, not a crash
+            status, result, error = "raised", {}, describe_error(exc)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+        finally:
+            duration = time.monotonic() - t0
+            faulthandler.cancel_dump_traceback_later()
+        if op.verb == "teardown" and status == "ok":
+            calls = result.get("calls", [])
+            bad = [c for c in calls if c["status"] != "ok"]
+            if bad:
+                status, error = "raised", bad[0]["error"]
+    probe = {"ray": ray_identity()}
+    if op.verb in ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct"):
+        settle = op.target if op.verb in ("teardown", "exhaust") else None
+        probe["actors"] = ctx.states_by_component(settle=settle)
+    if op.args.get("fail") and status == "raised":
+        probe["job_actors"] = job_actors(ctx)
+    writer.write({
+        "phase": "end", "i": i, "op": op.to_dict(), "status": status,
+        "error": error, "duration": round(duration, 4), "result": result, "probe": probe,
+    })
+
+
+def job_actors(ctx: Context) -> dict | None:
+    """All actors of this driver's job with their states (None if unknown)."""
+    ctx.note_ray_started()
+    obs = ctx.observer
+    if ctx.job_id is None or obs is None or not obs.reachable():
+        return None
+    try:
+        return obs.job_actors(ctx.job_id)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": repr(exc)}
+
+
+def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
+    import psutil
+
+    base = {t["ident"] for t in baseline_threads}
+    threads = [t for t in _threads_now() if t["ident"] not in base]
+    children = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            children.append({"pid": p.pid, "name": p.name()})
+        except psutil.Error:
+            pass
+    pids = {}
+    for comp, infos in ctx.actors.items():
+        for a in infos:
+            if a.get("pid"):
+                pids[a["id"]] = psutil.pid_exists(a["pid"])
+    return {
+        "ray": ray_identity(),
+        "threads": threads,
+        "children": children,
+        "actors": ctx.states_by_component() if ctx.actors else {},
+        "job_actors": job_actors(ctx),
+        "actor_pids_alive": pids,
+        "removed_nodes": ctx.removed_nodes,
+    }
+
+
+def main(request_path: str) -> int:
+    """Run the scenario described by the request file; return the exit code."""
+    with open(request_path) as f:
+        request = json.load(f)
+    writer = HistoryWriter(request["paths"]["history"])
+    baseline = _threads_now()
+    ctx = Context(request)
+    scenario = ctx.scenario
+    setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
+             "pid": os.getpid(), "adapter": ctx.adapter.name}
+    if scenario.owner == "user":
+        faulthandler.dump_traceback_later(120, exit=True)
+        try:
+            setup.update(init_ray_as_user(ctx))
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    setup["ray"] = ray_identity()
+    writer.write(setup)
+    for i, op in enumerate(scenario.ops):
+        run_op(ctx, writer, i, op)
+    writer.write({"phase": "final", **final_probe(ctx, baseline)})
+    writer.close()
+    # From here on the interpreter exits normally, with the components as the
+    # scenario left them: atexit handlers and finalizers run, as for a user.
+    return 0
+
+
+if __name__ == "__main__":
+    faulthandler.enable()
+    raise SystemExit(main(sys.argv[1]))

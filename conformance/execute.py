@@ -1,0 +1,138 @@
+"""Run one scenario in an isolated driver and turn the run into a result."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+
+from conformance.driver import op_deadline
+from conformance.history import History, read_history
+from conformance.oracles import Run
+from conformance.verdict import decide
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STDERR_TAIL = 4000
+
+
+def repro_command(scenario_id: str, impl: str, address: str | None = None) -> str:
+    cmd = ["python", "-m", "conformance", "repro", scenario_id, "--impl", impl]
+    if address:
+        cmd += ["--ray-address", address]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def scenario_deadline(scenario, adapter) -> float:
+    from conformance.adapter import Spec
+
+    spec = Spec(**{**Spec().to_dict(), **scenario.spec})
+    return sum(op_deadline(o, adapter, spec) for o in scenario.ops) + 180.0
+
+
+def driver_env(scenario, info: dict) -> dict:
+    """Environment of the driver: who starts Ray, and where."""
+    env = {"RAY_ADDRESS": ""}
+    if scenario.owner == "impl" and info["kind"] != "local":
+        env["RAY_ADDRESS"] = info["address"]
+    return env
+
+
+def run_scenario(scenario, impl: str, adapter, session, workdir: str,
+                 address: str | None = None) -> dict:
+    """Execute ``scenario`` against ``impl``; return its report entry."""
+    from fixtures.runner import run_driver
+
+    os.makedirs(workdir, exist_ok=True)
+    fixture = session.fixture(scenario.fixture)
+    info = fixture.info()
+    paths = {"history": os.path.join(workdir, "history.jsonl")}
+    if os.path.exists(paths["history"]):
+        os.remove(paths["history"])
+    request = {"scenario": scenario.to_dict(), "impl": impl, "fixture": info, "paths": paths}
+    request_path = os.path.join(workdir, "request.json")
+    with open(request_path, "w") as f:
+        json.dump(request, f)
+    spawn = {
+        "module": "conformance.driver", "func": "main", "args": [request_path],
+        "env": driver_env(scenario, info), "cwd": REPO,
+        "stdout": os.path.join(workdir, "stdout.txt"),
+        "stderr": os.path.join(workdir, "stderr.txt"),
+    }
+    t0 = time.monotonic()
+    outcome = run_driver(session.zygote, spawn, scenario_deadline(scenario, adapter))
+    duration = time.monotonic() - t0
+    fixture_after = getattr(fixture, "after_scenario", None)
+    if fixture_after:
+        fixture_after()
+    history = History(read_history(paths["history"]))
+    run = Run(
+        scenario=scenario, history=history, exit_code=outcome.exit_code,
+        signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",
+        stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
+        teardown_bound=adapter.teardown_bound,
+        closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
+    )
+    verdict, violations = decide(run)
+    return result_entry(scenario, impl, run, verdict, violations, duration, address)
+
+
+def result_entry(scenario, impl, run, verdict, violations, duration, address=None) -> dict:
+    return {
+        "id": scenario.id,
+        "family": scenario.family,
+        "fixture": scenario.fixture,
+        "owner": scenario.owner,
+        "components": list(scenario.components),
+        "verdict": verdict,
+        "oracles": sorted(violations),
+        "evidence": {
+            "violations": violations,
+            "history": format_history(run.history),
+            "exit_code": run.exit_code,
+            "signal": run.signal,
+            "stderr_tail": (run.stderr or "")[-STDERR_TAIL:],
+            "stack_dump": run.stack_dump,
+            "leftover": run.leftover,
+        },
+        "repro": repro_command(scenario.id, impl, address),
+        "duration": round(duration, 2),
+        "ops": scenario.describe(),
+    }
+
+
+def format_history(history: History) -> list[str]:
+    """One line per operation: index, op, outcome, duration."""
+    from conformance.scenario import Op
+
+    lines = []
+    if history.setup is not None:
+        lines.append(f"setup: owner={history.setup.get('owner')} ray={history.setup.get('ray')}")
+    for r in history.ops:
+        op = str(Op.from_dict(r["op"]))
+        status = r.get("status", "?")
+        dur = r.get("duration")
+        line = f"{r['i']:>3} {op:<48} {status:<10}" + (f" {dur:.3f}s" if dur is not None else "")
+        if r.get("error"):
+            line += f"  {r['error']['type']}: {r['error']['message'][:160]}"
+        lines.append(line)
+    if history.final is not None:
+        lines.append(f"final: ray={history.final.get('ray')}")
+    return lines
+
+
+def failure_message(entry: dict) -> str:
+    """What a user sees when a scenario does not pass."""
+    ev = entry["evidence"]
+    out = [f"{entry['verdict'].upper()}: {entry['id']}", f"ops: {entry['ops']}", ""]
+    for oracle, msgs in ev["violations"].items():
+        out.append(f"[{oracle}]")
+        out += [f"  - {m}" for m in msgs[:8]]
+    out += ["", "history:"] + [f"  {line}" for line in ev["history"]]
+    if ev.get("exit_code") is not None or ev.get("signal"):
+        out.append(f"driver exit code {ev.get('exit_code')}, signal {ev.get('signal')}")
+    if ev.get("stack_dump"):
+        out += ["", "stack dump:", ev["stack_dump"][-3000:]]
+    if ev.get("stderr_tail"):
+        out += ["", "stderr (tail):", ev["stderr_tail"][-2500:]]
+    out += ["", f"reproduce: {entry['repro']}"]
+    return "\n".join(out)

@@ -1,0 +1,170 @@
+"""The pytest plugin: options, one test item per scenario, the report.
+
+Options (each also read from an environment variable, for CI):
+  --impl NAME              RLC_IMPL          reference | torchrl | regression:<id> | pkg.mod:attr
+  --ray-fixture A,B        RLC_RAY_FIXTURE   local, multinode, external
+  --ray-address ADDR       RLC_RAY_ADDRESS   the cluster of the ``external`` fixture
+  --profile quick|full     RLC_PROFILE
+  --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
+  --known-failures FILE    RLC_KNOWN_FAILURES scenario ids expected to fail, with reasons
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conformance import catalog, known_failures, report
+from conformance.registry import UsageError, load_adapter
+from conformance.scenario import FIXTURES
+
+ENV = {
+    "impl": "RLC_IMPL",
+    "ray_fixture": "RLC_RAY_FIXTURE",
+    "ray_address": "RLC_RAY_ADDRESS",
+    "profile": "RLC_PROFILE",
+    "conformance_report": "RLC_REPORT",
+    "known_failures": "RLC_KNOWN_FAILURES",
+}
+RAY_ENV = {
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("conformance", "Ray lifecycle conformance")
+    g.addoption("--impl", help="implementation under test (default: reference)")
+    g.addoption("--ray-fixture", action="append",
+                help="local, multinode, external (repeat or comma-separate; "
+                     "default: local,multinode)")
+    g.addoption("--ray-address", help="address of your cluster, for --ray-fixture external")
+    g.addoption("--profile", help="quick (the CI gate, default) or full")
+    g.addoption("--conformance-report", help="write the JSON report to this path")
+    g.addoption("--known-failures", help="file of scenario ids expected to fail")
+
+
+def _opt(config, name, default=None):
+    value = config.getoption(name)
+    if value in (None, []):
+        value = os.environ.get(ENV[name]) or default
+    return value
+
+
+def _fixtures(config) -> list[str]:
+    raw = _opt(config, "ray_fixture", "local,multinode")
+    parts = raw if isinstance(raw, list) else [raw]
+    out = []
+    for p in parts:
+        out += [x.strip() for x in p.split(",") if x.strip()]
+    return out
+
+
+def pytest_configure(config):
+    """Validate every choice before any Ray starts; one clear usage error."""
+    os.environ.update(RAY_ENV)
+    impl = _opt(config, "impl", "reference")
+    profile = _opt(config, "profile", "quick")
+    fixtures = _fixtures(config)
+    if profile not in catalog.PROFILES:
+        raise pytest.UsageError(f"unknown profile {profile!r}; valid: {', '.join(catalog.PROFILES)}")
+    bad = [f for f in fixtures if f not in FIXTURES]
+    if bad:
+        raise pytest.UsageError(f"unknown ray fixture {bad[0]!r}; valid: {', '.join(FIXTURES)}")
+    address = _opt(config, "ray_address")
+    if "external" in fixtures and not address:
+        raise pytest.UsageError("--ray-fixture external needs --ray-address ADDR")
+    try:
+        adapter = load_adapter(impl)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    kf_path = _opt(config, "known_failures")
+    try:
+        known = known_failures.load(kf_path) if kf_path else {}
+    except (OSError, ValueError) as exc:
+        raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
+    _CONFIG["config"] = config
+    config._rlc = {
+        "impl": impl, "adapter": adapter, "profile": profile, "fixtures": fixtures,
+        "address": address, "known": known,
+        "report": _opt(config, "conformance_report"), "results": [],
+    }
+
+
+def pytest_generate_tests(metafunc):
+    if "scenario" not in metafunc.fixturenames:
+        return
+    rlc = metafunc.config._rlc
+    found = catalog.scenarios(rlc["fixtures"], rlc["profile"])
+    metafunc.parametrize("scenario", found, ids=[s.id for s in found])
+
+
+def pytest_collection_modifyitems(config, items):
+    known = config._rlc["known"]
+    seen = set()
+    for item in items:
+        scenario = getattr(item, "callspec", None) and item.callspec.params.get("scenario")
+        if scenario is None:
+            continue
+        item.add_marker(pytest.mark.conformance)
+        # Keep one fixture's scenarios together so each worker reuses its cluster.
+        item.add_marker(pytest.mark.xdist_group(scenario.fixture))
+        if scenario.id in known:
+            seen.add(scenario.id)
+            item.add_marker(pytest.mark.xfail(reason=f"known failure: {known[scenario.id]}",
+                                              strict=False))
+    config._rlc["unused_known"] = sorted(set(known) - seen)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    result = getattr(item, "_rlc_result", None)
+    if result is not None and rep.when == "call":
+        rep.user_properties.append(("conformance", json.dumps(result)))
+
+
+_CONFIG: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    """Gather scenario results (also those sent back by xdist workers)."""
+    config = _CONFIG.get("config")
+    for key, value in getattr(report, "user_properties", []):
+        if key == "conformance" and config is not None:
+            config._rlc["results"].append(json.loads(value))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not hasattr(config, "_rlc") or hasattr(config, "workerinput"):
+        return
+    rlc = config._rlc
+    results = rlc["results"]
+    if not results:
+        return
+    doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"])
+    tr = terminalreporter
+    tr.section("conformance")
+    for line in report.summary_lines(doc):
+        tr.write_line(line)
+    if rlc.get("unused_known"):
+        tr.write_line(f"known-failures entries not in this run: {len(rlc['unused_known'])}")
+    if rlc["report"]:
+        report.write(doc, rlc["report"])
+        tr.write_line(f"report: {rlc['report']}")
+
+
+@pytest.fixture(scope="session")
+def conformance_session(request):
+    """Per-process (per xdist worker) zygote and clusters, torn down by pid."""
+    from fixtures.session import SessionResources
+
+    rlc = request.config._rlc
+    session = SessionResources(external_address=rlc["address"])
+    try:
+        yield session
+    finally:
+        session.close()

@@ -1,0 +1,56 @@
+"""Resolve an ``--impl`` name to an adapter, before any Ray starts."""
+from __future__ import annotations
+
+import importlib
+
+BUILTINS = {
+    "reference": "conformance.adapters.reference:ReferenceAdapter",
+    "torchrl": "conformance.adapters.torchrl:TorchRLAdapter",
+}
+REGRESSION_PREFIX = "regression:"
+
+
+class UsageError(ValueError):
+    """A bad command-line choice; the message lists the valid ones."""
+
+
+def valid_choices() -> list[str]:
+    from conformance.adapters import regressions
+
+    return sorted(BUILTINS) + [REGRESSION_PREFIX + r for r in regressions.ids()] + [
+        "package.module:attr"
+    ]
+
+
+def load_adapter(name: str):
+    """Return an adapter instance for ``name`` or raise :class:`UsageError`."""
+    if name.startswith(REGRESSION_PREFIX):
+        from conformance.adapters import regressions
+
+        rid = name[len(REGRESSION_PREFIX):]
+        if rid not in regressions.ids():
+            raise UsageError(
+                f"unknown regression {rid!r}; valid: {', '.join(regressions.ids())}"
+            )
+        return regressions.make(rid)
+    target = BUILTINS.get(name, name)
+    if ":" not in target:
+        raise UsageError(
+            f"unknown implementation {name!r}; valid choices: {', '.join(valid_choices())}"
+        )
+    module_name, attr = target.split(":", 1)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an adapter that fails to import is a usage error
+        raise UsageError(
+            f"adapter {name!r} failed to import ({module_name}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        obj = getattr(module, attr)
+    except AttributeError as exc:
+        raise UsageError(f"adapter {name!r}: {module_name} has no attribute {attr!r}") from exc
+    adapter = obj() if isinstance(obj, type) else obj
+    if not hasattr(adapter, "make_collector"):
+        raise UsageError(f"adapter {name!r} is not an Adapter (no make_collector)")
+    return adapter

@@ -1,0 +1,85 @@
+"""The JSON report: a stable interface for CI tools (documented in README).
+
+    {"schema": 1, "impl": "reference", "versions": {...}, "generated": "...",
+     "summary": {"pass": n, ...},
+     "scenarios": [{"id", "family", "fixture", "owner", "components",
+                    "verdict", "oracles", "evidence", "repro", "duration",
+                    "known_failure"}]}
+"""
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections import Counter
+from importlib import metadata
+
+from conformance.verdict import VERDICTS
+
+SCHEMA = 1
+PACKAGES = ("ray", "torch", "tensordict", "gymnasium", "torchrl")
+
+
+def versions(adapter=None) -> dict:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    if adapter is not None:
+        out.update(adapter.versions() or {})
+    return out
+
+
+def build(impl: str, adapter, results: list[dict], known: dict | None = None) -> dict:
+    known = known or {}
+    scenarios = sorted(results, key=lambda r: r["id"])
+    for s in scenarios:
+        s["known_failure"] = known.get(s["id"])
+    summary = Counter(s["verdict"] for s in scenarios)
+    return {
+        "schema": SCHEMA,
+        "impl": impl,
+        "versions": versions(adapter),
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "summary": {v: summary.get(v, 0) for v in VERDICTS},
+        "scenarios": scenarios,
+    }
+
+
+def gate(doc: dict) -> dict:
+    """New failures (red), known failures, and listed scenarios that now pass."""
+    bad = ("fail", "crash", "hang", "setup-error")
+    new = [s for s in doc["scenarios"] if s["verdict"] in bad and not s.get("known_failure")]
+    known = [s for s in doc["scenarios"] if s["verdict"] in bad and s.get("known_failure")]
+    fixed = [s for s in doc["scenarios"] if s["verdict"] == "pass" and s.get("known_failure")]
+    return {"new_failures": new, "known_failures": known, "unexpected_passes": fixed}
+
+
+def summary_lines(doc: dict) -> list[str]:
+    counts = ", ".join(f"{n} {v}" for v, n in doc["summary"].items() if n)
+    lines = [f"impl {doc['impl']}: {len(doc['scenarios'])} scenarios: {counts}"]
+    g = gate(doc)
+    for s in g["new_failures"]:
+        lines.append(f"{s['verdict'].upper():11} {s['id']}  [{', '.join(s['oracles'])}]")
+        lines.append(f"            repro: {s['repro']}")
+    if g["known_failures"]:
+        lines.append(f"known failures still failing: {len(g['known_failures'])}")
+    for s in g["unexpected_passes"]:
+        lines.append(f"UNEXPECTED PASS {s['id']} (listed as known failure: "
+                     f"{s['known_failure']}): remove it from the known-failures file")
+    return lines
+
+
+def write(doc: dict, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+
+
+def load(path: str) -> dict:
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: not a conformance report of schema {SCHEMA}")
+    return doc

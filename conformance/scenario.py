@@ -1,0 +1,150 @@
+"""Scenarios as data: an ordered list of operations plus the fixture they need.
+
+A scenario never contains code. The driver (``conformance.driver``) executes
+its operations, the oracles (``conformance.oracles``) judge the history.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+COMPONENTS = ("collector", "buffer", "evaluator")
+FIXTURES = ("local", "multinode", "external")
+OWNERS = ("user", "impl")
+
+# The vocabulary. Each verb is implemented once, in conformance/ops.py.
+VERBS = {
+    "construct": "build a component (args: mode, fail, place, named, ready)",
+    "iterate": "iterate a collector k batches, then break (args: batches)",
+    "exhaust": "iterate a collector until total_frames",
+    "start": "start the collector's background thread",
+    "wait_frames": "wait until the buffer holds n frames (args: frames)",
+    "sample": "sample a batch from the buffer",
+    "extend": "write a small batch into the buffer from the driver",
+    "submit": "submit an evaluation to the eval worker",
+    "poll": "poll the eval worker (args: timeout)",
+    "kill": "kill one actor of a component (args: how, index)",
+    "teardown": "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
+    "ray_shutdown": "the user calls ray.shutdown()",
+    "use": "call a method of a component after its teardown (args: call)",
+    "check_alive": "poll is_alive() until it reports the expected value (args: expect)",
+    "check_data": "the buffer still holds the frames it held (args: at_least)",
+    "check_name": "is the named eval worker still registered under its name",
+    "peer": "a second driver process runs ops against a named eval worker (args: ops)",
+    "drop": "drop every reference to every component and collect garbage",
+}
+TEARDOWN_VERBS = ("teardown",)
+KILL_HOWS = ("ray_kill", "sigkill", "exit", "remove_node", "hang")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: a verb, the component it targets, and its arguments."""
+
+    verb: str
+    target: str | None = None
+    args: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.verb not in VERBS:
+            raise ValueError(f"unknown verb {self.verb!r}; valid: {sorted(VERBS)}")
+        if self.target is not None and self.target not in COMPONENTS:
+            raise ValueError(f"unknown target {self.target!r}; valid: {COMPONENTS}")
+
+    def to_dict(self) -> dict:
+        d = {"verb": self.verb}
+        if self.target:
+            d["target"] = self.target
+        if self.args:
+            d["args"] = dict(self.args)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Op":
+        return cls(d["verb"], d.get("target"), dict(d.get("args", {})))
+
+    def __str__(self) -> str:
+        args = ",".join(f"{k}={v}" for k, v in sorted(self.args.items()) if k != "ops")
+        tgt = f" {self.target}" if self.target else ""
+        return f"{self.verb}{tgt}" + (f"({args})" if args else "")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named list of operations, run on one fixture under one ownership case.
+
+    ``requires`` names adapter features the scenario needs; an adapter that
+    lacks one skips the scenario with the reason. ``profiles`` says which
+    profiles include it (every scenario is in ``full``).
+    """
+
+    family: str
+    fixture: str
+    owner: str
+    variant: str
+    ops: tuple[Op, ...]
+    spec: dict = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ("full",)
+    seed: int | None = None
+
+    def __post_init__(self):
+        if self.fixture not in FIXTURES:
+            raise ValueError(f"unknown fixture {self.fixture!r}; valid: {FIXTURES}")
+        if self.owner not in OWNERS:
+            raise ValueError(f"unknown owner {self.owner!r}; valid: {OWNERS}")
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}/{self.fixture}/{self.owner}/{self.variant}"
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        seen = []
+        for op in self._all_ops():
+            if op.verb == "construct" and op.target not in seen:
+                seen.append(op.target)
+        return tuple(seen)
+
+    def _all_ops(self):
+        for op in self.ops:
+            yield op
+            if op.verb == "peer":
+                for sub in op.args.get("ops", ()):
+                    yield Op.from_dict(sub)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "fixture": self.fixture,
+            "owner": self.owner,
+            "variant": self.variant,
+            "components": list(self.components),
+            "ops": [op.to_dict() for op in self.ops],
+            "spec": dict(self.spec),
+            "requires": list(self.requires),
+            "profiles": list(self.profiles),
+            "seed": self.seed,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Scenario":
+        return cls(
+            family=d["family"],
+            fixture=d["fixture"],
+            owner=d["owner"],
+            variant=d["variant"],
+            ops=tuple(Op.from_dict(o) for o in d["ops"]),
+            spec=dict(d.get("spec", {})),
+            requires=tuple(d.get("requires", ())),
+            profiles=tuple(d.get("profiles", ("full",))),
+            seed=d.get("seed"),
+        )
+
+    def describe(self) -> str:
+        return " ; ".join(str(op) for op in self.ops)
+

@@ -1,0 +1,27 @@
+"""One test per catalog scenario: run it in an isolated driver, judge it."""
+import os
+import re
+
+import pytest
+
+from conformance.execute import failure_message, run_scenario
+
+
+def test_scenario(scenario, conformance_session, request):
+    rlc = request.config._rlc
+    adapter = rlc["adapter"]
+    missing = adapter.unsupported(scenario.requires)
+    if missing:
+        request.node._rlc_result = {
+            "id": scenario.id, "family": scenario.family, "fixture": scenario.fixture,
+            "owner": scenario.owner, "components": list(scenario.components),
+            "verdict": "skip", "oracles": [], "repro": "", "duration": 0,
+            "evidence": {"reason": f"{adapter.name} does not support {', '.join(missing)}"},
+        }
+        pytest.skip(f"{adapter.name} does not support: {', '.join(missing)}")
+    workdir = os.path.join(conformance_session.workdir, re.sub(r"[^\w.-]+", "_", scenario.id))
+    entry = run_scenario(scenario, rlc["impl"], adapter, conformance_session, workdir,
+                         rlc["address"])
+    request.node._rlc_result = entry
+    if entry["verdict"] != "pass":
+        pytest.fail(failure_message(entry), pytrace=False)

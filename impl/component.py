@@ -1,0 +1,211 @@
+"""Lifecycle shared by the three components.
+
+A component holds a runtime lease and the handles of its actors. Teardown is
+idempotent, thread-safe, bounded in time and never raises; it kills only the
+component's own actors and never touches handles once the runtime they
+belong to is gone. After teardown every public method raises
+:class:`ComponentClosedError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+import ray
+
+from impl import calls, runtime
+from impl.errors import ActorNotReadyError, ComponentClosedError, ReadinessTimeout
+
+logger = logging.getLogger(__name__)
+
+_SLICE = 0.2  # seconds: how often blocking waits look for a concurrent teardown
+
+
+class RayComponent:
+    """Base of RayCollector, RayReplayBuffer and RayEvalWorker."""
+
+    #: seconds a liveness ping may take before an actor counts as not alive
+    ping_timeout = 2.0
+    #: the public teardown method, named in ComponentClosedError messages
+    _close_method = "shutdown"
+
+    def __init__(self, shutdown_timeout: float = 10.0) -> None:
+        if shutdown_timeout is None or shutdown_timeout < 0:
+            raise ValueError(f"shutdown_timeout must be >= 0, got {shutdown_timeout!r}")
+        self._shutdown_timeout = float(shutdown_timeout)
+        self._lease: runtime.RuntimeLease | None = None
+        self._actors: list = []  # handles this component talks to
+        self._owns_actors = True  # teardown kills them
+        self._thread: threading.Thread | None = None  # background work, if any
+        self._stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self._closed_reason: str | None = None
+        self._teardown_done = threading.Event()
+
+    # -- construction -------------------------------------------------------
+    def _acquire(self, ray_init_config: dict | None) -> None:
+        self._lease = runtime.acquire(type(self).__name__, ray_init_config)
+
+    def _await_ready(self, timeout: float | None, describe: Callable[[int], str], resources: Any) -> None:
+        """Wait until every actor answers ``ready``; raise a clear error if not."""
+        if timeout is None:
+            return
+        index = {calls.call(h, "ready"): i for i, h in enumerate(self._actors)}
+        pending = list(index)
+        deadline = time.monotonic() + timeout
+        while pending:
+            ready, pending = calls.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            try:
+                calls.get(ready[0])
+            except Exception as exc:
+                raise ActorNotReadyError(
+                    f"{type(self).__name__}: {describe(index[ready[0]])} failed to start: {_cause(exc)}"
+                ) from exc
+        if pending:
+            raise ReadinessTimeout(
+                f"{type(self).__name__}: {len(pending)} of {len(index)} actor(s) not ready after "
+                f"{timeout} s; the requested resources {resources} are probably not satisfiable "
+                f"(cluster resources: {ray.cluster_resources()})"
+            )
+
+    def _abort_construction(self) -> None:
+        """Undo a failed constructor: kill actors, give Ray back as found."""
+        started = self._lease is not None and self._lease.started_ray
+        self._teardown(None, started, "a failed construction")
+
+    # -- use ----------------------------------------------------------------
+    def _check_open(self, method: str) -> None:
+        """Raise ComponentClosedError if torn down (or Ray went away under us)."""
+        if self._closed_reason is None and self._lease is not None and not self._lease.is_current():
+            self._teardown(None, False, "its Ray runtime was shut down")
+        reason = self._closed_reason
+        if reason is not None:
+            raise ComponentClosedError(type(self).__name__, method, reason)
+
+    def _wait(self, refs: list, method: str, num_returns: int = 1, timeout: float | None = None) -> list:
+        """``ray.wait`` in short slices, raising ComponentClosedError once closed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._check_open(method)
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = _SLICE if remaining is None else min(_SLICE, remaining)
+            try:
+                ready, _ = calls.wait(refs, num_returns=num_returns, timeout=step)
+            except Exception:
+                self._check_open(method)
+                raise
+            if len(ready) >= num_returns or (remaining is not None and remaining <= step):
+                return ready
+
+    def _fetch(self, refs: Any, method: str) -> Any:
+        """``ray.get`` of ready refs; ComponentClosedError if closed meanwhile."""
+        try:
+            return calls.get(refs)
+        except Exception:
+            self._check_open(method)
+            raise
+
+    def is_alive(self) -> bool:
+        """True iff not closed and every actor of the component answers a ping."""
+        try:
+            lease = self._lease
+            if self._closed_reason is not None or lease is None or not lease.is_current() or not self._actors:
+                return False
+            refs = [calls.call(h, "ping") for h in self._actors]
+            ready, pending = calls.wait(refs, num_returns=len(refs), timeout=self.ping_timeout)
+            if pending:
+                return False
+            calls.get(ready)
+            return True
+        except BaseException as exc:
+            calls.swallow(exc)
+            return False
+
+    # -- teardown -----------------------------------------------------------
+    def _teardown(self, timeout: float | None, shutdown_ray: bool, reason: str) -> None:
+        """Stop background work, kill own actors, release the lease. Never raises.
+
+        The first caller does the work; concurrent or later callers wait for
+        it (bounded) and return. Returns within ``timeout`` (default
+        ``shutdown_timeout``) plus the time of ``ray.shutdown()`` if that is due.
+        """
+        try:
+            bound = self._shutdown_timeout if timeout is None else max(0.0, float(timeout))
+            deadline = time.monotonic() + bound
+            with self._lock:
+                first = self._closed_reason is None
+                if first:
+                    self._closed_reason = reason
+            if first:
+                try:
+                    self._stop_event.set()
+                    self._join_thread(deadline)
+                    self._kill_actors(deadline)
+                except BaseException as exc:
+                    calls.swallow(exc)
+                    logger.warning("%s: error during teardown", type(self).__name__, exc_info=True)
+                finally:
+                    lease = self._lease
+                    if lease is not None:
+                        runtime.release(lease, shutdown_ray=shutdown_ray)
+                    self._teardown_done.set()
+            else:
+                if shutdown_ray:
+                    logger.info("%s: already closed; shutdown_ray=True ignored", type(self).__name__)
+                if threading.current_thread() is not self._thread:
+                    self._teardown_done.wait(max(0.0, deadline - time.monotonic()))
+                    self._join_thread(deadline)
+        except BaseException as exc:
+            calls.swallow(exc)
+
+    def _join_thread(self, deadline: float) -> None:
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                logger.warning("%s: background thread did not stop in time", type(self).__name__)
+
+    def _kill_actors(self, deadline: float) -> None:
+        actors, self._actors = self._actors, []
+        if not actors or not self._owns_actors:
+            return
+        lease = self._lease
+        if lease is None or not lease.is_current():
+            self._actors_unreachable(actors)
+            return
+        self._before_kill(actors, deadline)
+        for handle in actors:
+            try:
+                calls.kill(handle)
+            except BaseException as exc:
+                calls.swallow(exc)
+        # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead.
+        try:
+            refs = [calls.call(h, "ping") for h in actors]
+            calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
+        except BaseException as exc:
+            calls.swallow(exc)
+
+    def _before_kill(self, actors: list, deadline: float) -> None:
+        """Hook: a graceful step before the actors are killed."""
+
+    def _actors_unreachable(self, actors: list) -> None:
+        """Hook: the runtime of ``actors`` is gone; they cannot be killed."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._teardown(None, False, f"{self._close_method}()")
+
+
+def _cause(exc: BaseException) -> str:
+    """The root message of an actor (creation) error, on one line."""
+    cause = getattr(exc, "cause", None) or exc
+    text = str(cause).strip().splitlines()
+    return text[-1] if text else type(exc).__name__

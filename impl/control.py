@@ -1,0 +1,22 @@
+"""Readiness and liveness methods shared by every actor (no heavy imports)."""
+
+from __future__ import annotations
+
+import os
+
+import ray
+
+CONTROL_GROUPS = {"control": 1}
+
+
+class Control:
+    """``ready`` and ``ping`` run on their own thread ("control" concurrency
+    group), so they answer while a long or hung call occupies the actor."""
+
+    @ray.method(concurrency_group="control")
+    def ready(self) -> bool:
+        return True
+
+    @ray.method(concurrency_group="control")
+    def ping(self) -> int:
+        return os.getpid()

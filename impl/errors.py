@@ -1,0 +1,26 @@
+"""Error types shared by the three components."""
+
+
+class ComponentClosedError(RuntimeError):
+    """A method was called on a component that has been torn down.
+
+    The message names the component, the method and what closed it, e.g.
+    ``RayReplayBuffer is closed: sample() called after close()``.
+    """
+
+    def __init__(self, component: str, method: str, reason: str) -> None:
+        super().__init__(f"{component} is closed: {method}() called after {reason}")
+        self.component = component
+        self.method = method
+        self.reason = reason
+
+
+class ActorNotReadyError(RuntimeError):
+    """A component's actor died while it was being constructed."""
+
+
+class ReadinessTimeout(ActorNotReadyError):
+    """A component's actor was not ready within ``ready_timeout``.
+
+    Usually its resources cannot be satisfied by the cluster (infeasible).
+    """
