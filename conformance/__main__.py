@@ -19,6 +19,7 @@ def cmd_repro(args) -> int:
     from conformance import catalog
     from conformance.execute import failure_message, run_scenario
     from conformance.registry import UsageError, load_adapter
+    from conformance.plugin import preload_modules
     from fixtures.session import SessionResources
 
     try:
@@ -33,7 +34,7 @@ def cmd_repro(args) -> int:
         return 0
     print(f"scenario {scenario.id}\nops: {scenario.describe()}\nimpl: {args.impl}", flush=True)
     workdir = args.workdir or tempfile.mkdtemp(prefix="rlc-repro-")
-    session = SessionResources(external_address=args.ray_address)
+    session = SessionResources(preload=preload_modules(adapter))
     try:
         entry = run_scenario(scenario, args.impl, adapter, session, workdir, args.ray_address)
     finally:

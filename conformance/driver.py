@@ -172,10 +172,12 @@ def init_ray_as_user(ctx: Context) -> dict:
     import ray
 
     fx = ctx.fixture
+    # One namespace for every driver of a scenario, as a user running two
+    # drivers against one named actor would configure them.
     if fx["kind"] == "local":
-        ray.init(**fx["init"])
+        ray.init(**fx["init"], namespace=ctx.spec.namespace)
     else:
-        ray.init(address=fx["address"])
+        ray.init(address=fx["address"], namespace=ctx.spec.namespace)
     ctx.note_ray_started()
     return {"gcs_address": ctx.gcs_address, "job_id": ctx.job_id}
 
@@ -250,20 +252,35 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
             children.append({"pid": p.pid, "name": p.name()})
         except psutil.Error:
             pass
-    pids = {}
-    for comp, infos in ctx.actors.items():
-        for a in infos:
-            if a.get("pid"):
-                pids[a["id"]] = psutil.pid_exists(a["pid"])
+    actors = ctx.states_by_component() if ctx.actors else {}
     return {
         "ray": ray_identity(),
         "threads": threads,
         "children": children,
-        "actors": ctx.states_by_component() if ctx.actors else {},
+        "actors": actors,
         "job_actors": job_actors(ctx),
-        "actor_pids_alive": pids,
+        "actor_pids_alive": dead_actor_pids_alive(ctx, actors),
         "removed_nodes": ctx.removed_nodes,
     }
+
+
+def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
+    """For each actor the GCS reports dead: is its worker process still running?
+    Waits up to SETTLE_SECONDS, since Ray reaps a killed worker asynchronously."""
+    import psutil
+
+    dead = {}
+    for comp, infos in ctx.actors.items():
+        states = actors.get(comp, {})
+        for a in infos:
+            if a.get("pid") and states.get(a["id"], {}).get("state") in DEAD_STATES:
+                dead[a["id"]] = a["pid"]
+    t0 = time.monotonic()
+    while True:
+        alive = {aid: psutil.pid_exists(pid) for aid, pid in dead.items()}
+        if not any(alive.values()) or time.monotonic() - t0 > SETTLE_SECONDS:
+            return alive
+        time.sleep(0.05)
 
 
 def main(request_path: str) -> int:

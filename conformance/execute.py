@@ -11,7 +11,6 @@ from conformance.history import History, read_history
 from conformance.oracles import Run
 from conformance.verdict import decide
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STDERR_TAIL = 4000
 
 
@@ -29,22 +28,13 @@ def scenario_deadline(scenario, adapter) -> float:
     return sum(op_deadline(o, adapter, spec) for o in scenario.ops) + 180.0
 
 
-def driver_env(scenario, info: dict) -> dict:
-    """Environment of the driver: who starts Ray, and where."""
-    env = {"RAY_ADDRESS": ""}
-    if scenario.owner == "impl" and info["kind"] != "local":
-        env["RAY_ADDRESS"] = info["address"]
-    return env
-
-
 def run_scenario(scenario, impl: str, adapter, session, workdir: str,
                  address: str | None = None) -> dict:
     """Execute ``scenario`` against ``impl``; return its report entry."""
-    from fixtures.runner import run_driver
+    from fixtures.runner import driver_request, run_driver
 
     os.makedirs(workdir, exist_ok=True)
-    fixture = session.fixture(scenario.fixture)
-    info = fixture.info()
+    fixture, info = session.prepare(scenario.fixture, address)
     paths = {"history": os.path.join(workdir, "history.jsonl")}
     if os.path.exists(paths["history"]):
         os.remove(paths["history"])
@@ -52,18 +42,11 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     request_path = os.path.join(workdir, "request.json")
     with open(request_path, "w") as f:
         json.dump(request, f)
-    spawn = {
-        "module": "conformance.driver", "func": "main", "args": [request_path],
-        "env": driver_env(scenario, info), "cwd": REPO,
-        "stdout": os.path.join(workdir, "stdout.txt"),
-        "stderr": os.path.join(workdir, "stderr.txt"),
-    }
+    spawn = driver_request("conformance.driver", "main", [request_path],
+                           session.next_driver_marker(), workdir, fixture.driver_env())
     t0 = time.monotonic()
     outcome = run_driver(session.zygote, spawn, scenario_deadline(scenario, adapter))
     duration = time.monotonic() - t0
-    fixture_after = getattr(fixture, "after_scenario", None)
-    if fixture_after:
-        fixture_after()
     history = History(read_history(paths["history"]))
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,

@@ -157,13 +157,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"report: {rlc['report']}")
 
 
+def preload_modules(adapter) -> list[str]:
+    """What the zygote imports once, so that drivers start warm."""
+    return ["conformance.driver", "conformance.ops", "fixtures.observer",
+            type(adapter).__module__]
+
+
 @pytest.fixture(scope="session")
 def conformance_session(request):
     """Per-process (per xdist worker) zygote and clusters, torn down by pid."""
     from fixtures.session import SessionResources
 
-    rlc = request.config._rlc
-    session = SessionResources(external_address=rlc["address"])
+    adapter = request.config._rlc["adapter"]
+    session = SessionResources(preload=preload_modules(adapter))
     try:
         yield session
     finally:

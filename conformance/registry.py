@@ -32,7 +32,10 @@ def load_adapter(name: str):
             raise UsageError(
                 f"unknown regression {rid!r}; valid: {', '.join(regressions.ids())}"
             )
-        return regressions.make(rid)
+        try:
+            return regressions.make(rid)
+        except Exception as exc:
+            raise UsageError(f"adapter {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
     target = BUILTINS.get(name, name)
     if ":" not in target:
         raise UsageError(
@@ -50,7 +53,10 @@ def load_adapter(name: str):
         obj = getattr(module, attr)
     except AttributeError as exc:
         raise UsageError(f"adapter {name!r}: {module_name} has no attribute {attr!r}") from exc
-    adapter = obj() if isinstance(obj, type) else obj
+    try:
+        adapter = obj() if isinstance(obj, type) else obj
+    except Exception as exc:  # e.g. the implementation's package is missing
+        raise UsageError(f"adapter {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
     if not hasattr(adapter, "make_collector"):
         raise UsageError(f"adapter {name!r} is not an Adapter (no make_collector)")
     return adapter

@@ -1,13 +1,10 @@
 """One test per catalog scenario: run it in an isolated driver, judge it."""
-import os
-import re
-
 import pytest
 
 from conformance.execute import failure_message, run_scenario
 
 
-def test_scenario(scenario, conformance_session, request):
+def test_scenario(scenario, conformance_session, request, tmp_path):
     rlc = request.config._rlc
     adapter = rlc["adapter"]
     missing = adapter.unsupported(scenario.requires)
@@ -19,8 +16,7 @@ def test_scenario(scenario, conformance_session, request):
             "evidence": {"reason": f"{adapter.name} does not support {', '.join(missing)}"},
         }
         pytest.skip(f"{adapter.name} does not support: {', '.join(missing)}")
-    workdir = os.path.join(conformance_session.workdir, re.sub(r"[^\w.-]+", "_", scenario.id))
-    entry = run_scenario(scenario, rlc["impl"], adapter, conformance_session, workdir,
+    entry = run_scenario(scenario, rlc["impl"], adapter, conformance_session, str(tmp_path),
                          rlc["address"])
     request.node._rlc_result = entry
     if entry["verdict"] != "pass":

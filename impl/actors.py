@@ -2,72 +2,68 @@
 
 Defined at module level so Ray workers import them by module (``impl`` must
 be importable in workers: run drivers with the repo root on PYTHONPATH).
+Only numpy is imported here; see :mod:`impl.rollout`.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import ray
-import torch
-from tensordict import TensorDictBase
 
+from impl.batches import rows_of
 from impl.control import CONTROL_GROUPS, Control
 from impl.rollout import Stepper, load_weights, make_env
 
 
 @ray.remote(concurrency_groups=CONTROL_GROUPS)
 class CollectorActor(Control):
-    """Steps one env with one policy; one batch per ``next()`` call."""
+    """Steps one env with one policy; one flat batch per ``next()`` call."""
 
     def __init__(self, env, policy, frames_per_batch: int, writer=None, seed: int | None = None):
-        torch.set_num_threads(1)
         self._stepper = Stepper(make_env(env), policy, seed)
         self._frames = frames_per_batch
         self._writer = writer
 
-    def next(self) -> TensorDictBase:
+    def next(self) -> dict:
         return self._stepper.collect(self._frames)
 
     def next_to_buffer(self) -> int:
         """Collect a batch, write it through the buffer client, return its size."""
         batch = self.next()
-        self._writer.extend(batch)
-        return batch.numel()
+        return self._writer.extend(batch)
 
-    def update_policy_weights_(self, weights: TensorDictBase) -> None:
+    def update_policy_weights_(self, weights) -> None:
         load_weights(self._stepper.policy, weights)
 
 
 @ray.remote(concurrency_groups=CONTROL_GROUPS)
 class ReplayBufferActor(Control):
-    """A circular TensorDict storage of ``capacity`` rows."""
+    """A circular storage of ``capacity`` rows: one numpy array per key."""
 
     def __init__(self, capacity: int):
-        torch.set_num_threads(1)
         self._capacity = capacity
-        self._storage: TensorDictBase | None = None
+        self._storage: dict | None = None
         self._writes = 0
 
-    def extend(self, data: TensorDictBase) -> int:
-        rows = data.reshape(-1)
-        n = rows.numel()
-        if n == 0:
-            return 0
+    def extend(self, flat: dict) -> int:
+        n = rows_of(flat)
         if self._storage is None:
-            self._storage = rows[:1].expand(self._capacity).clone()
-        if n > self._capacity:  # only the last `capacity` rows survive
-            rows, skipped = rows[-self._capacity :], n - self._capacity
-        else:
-            skipped = 0
-        index = (torch.arange(rows.numel()) + self._writes + skipped) % self._capacity
-        self._storage[index] = rows
+            self._storage = {k: np.zeros((self._capacity, *v.shape[1:]), v.dtype) for k, v in flat.items()}
+        elif flat.keys() != self._storage.keys():
+            raise ValueError(f"batch keys {sorted(map(str, flat))} differ from stored {sorted(map(str, self._storage))}")
+        keep = min(n, self._capacity)  # of a batch wider than the buffer, the last rows stay
+        index = (np.arange(n - keep, n) + self._writes) % self._capacity
+        for key, value in flat.items():
+            self._storage[key][index] = value[n - keep :]
         self._writes += n
         return n
 
-    def sample(self, batch_size: int) -> TensorDictBase:
+    def sample(self, batch_size: int) -> dict:
         size = self.length()
         if size == 0:
             raise RuntimeError("RayReplayBuffer is empty: nothing to sample")
-        return self._storage[torch.randint(size, (batch_size,))].clone()
+        index = np.random.randint(size, size=batch_size)
+        return {key: value[index] for key, value in self._storage.items()}
 
     def length(self) -> int:
         return min(self._writes, self._capacity)

@@ -8,12 +8,11 @@ import numbers
 import threading
 from typing import Any, Callable, Iterator
 
-import torch
-
 from impl import calls
 from impl.actors import CollectorActor
+from impl.batches import from_flat, stack_flat
 from impl.component import RayComponent
-from impl.rollout import as_weights
+from impl.weights import as_weights
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +133,7 @@ class RayCollector(RayComponent):
 
     def _step(self, method: str) -> Any:
         """Collect one batch (or frame count); None once total_frames is reached."""
-        self._submit()
+        self._submit(method)
         if not self._pending:  # nothing left to ask for: total_frames reached
             self._teardown(None, False, "reaching total_frames")
             return None
@@ -143,29 +142,34 @@ class RayCollector(RayComponent):
             self._wait(refs, method, num_returns=len(refs))
             results = self._fetch(refs, method)
             self._pending.clear()
-            out = sum(results) if self._writer is not None else torch.stack(results)
+            if self._writer is not None:
+                out = sum(results)
+            else:
+                out = from_flat(stack_flat(results), [self.num_collectors, self._actor_frames])
         else:
             ref = self._wait(list(self._pending), method)[0]
             out = self._fetch(ref, method)
             del self._pending[ref]
+            if self._writer is None:
+                out = from_flat(out, [self._actor_frames])
         self.collected_frames += out if self._writer is not None else out.numel()
         if 0 <= self.total_frames <= self.collected_frames:
             self._teardown(None, False, "reaching total_frames")
         elif not self._sync:
-            self._submit()
+            self._submit(method)
         return out
 
-    def _submit(self) -> None:
+    def _submit(self, method: str) -> None:
         """Ask idle actors for a batch while total_frames allows it."""
-        method = "next" if self._writer is None else "next_to_buffer"
+        actors = self._handles(method)
         if self._sync and self._pending:
             return
         busy = set(self._pending.values())
-        for i, handle in enumerate(self._actors):
+        for i, handle in enumerate(actors):
             in_flight = len(self._pending) * self._actor_frames
             if i in busy or 0 <= self.total_frames <= self.collected_frames + in_flight:
                 continue
-            self._pending[calls.call(handle, method)] = i
+            self._pending[calls.call(handle, "next" if self._writer is None else "next_to_buffer")] = i
 
     # -- background collection ----------------------------------------------
     def start(self) -> None:
@@ -196,13 +200,13 @@ class RayCollector(RayComponent):
 
         Batches already requested keep the old weights.
         """
-        self._check_open("update_policy_weights_")
+        actors = self._handles("update_policy_weights_")
         source = self._policy if policy_or_weights is None else policy_or_weights
         if source is None:
             raise ValueError("no weights to send: the policy is random (None) and no weights were given")
         ids = range(self.num_collectors) if worker_ids is None else ([worker_ids] if isinstance(worker_ids, int) else worker_ids)
         weights = calls.put(as_weights(source))
-        acks = [calls.call(self._actors[i], "update_policy_weights_", weights) for i in ids]
+        acks = [calls.call(actors[i], "update_policy_weights_", weights) for i in ids]
         self._wait(acks, "update_policy_weights_", num_returns=len(acks))
         self._fetch(acks, "update_policy_weights_")
 

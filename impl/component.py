@@ -87,6 +87,12 @@ class RayComponent:
         if reason is not None:
             raise ComponentClosedError(type(self).__name__, method, reason)
 
+    def _handles(self, method: str) -> list:
+        """The actor handles, or ComponentClosedError if (being) torn down."""
+        actors = self._actors
+        self._check_open(method)  # after the read: teardown marks closed before emptying
+        return actors
+
     def _wait(self, refs: list, method: str, num_returns: int = 1, timeout: float | None = None) -> list:
         """``ray.wait`` in short slices, raising ComponentClosedError once closed."""
         deadline = None if timeout is None else time.monotonic() + timeout

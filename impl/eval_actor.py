@@ -18,11 +18,8 @@ class EvalActor(Control):
     def __init__(self, init_fn, env_maker, policy_maker):
         if init_fn is not None:
             init_fn()
-        import torch
-
         from impl.rollout import Stepper, make_env
 
-        torch.set_num_threads(1)
         env = make_env(env_maker)
         self._stepper = Stepper(env, policy_maker(env))
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from impl import calls
 from impl.component import RayComponent
 from impl.eval_actor import EvalActor
-from impl.rollout import as_weights
+from impl.weights import as_weights
 
 logger = logging.getLogger(__name__)
 
@@ -101,11 +101,11 @@ class RayEvalWorker(RayComponent):
 
     def submit(self, weights: Any, max_steps: int) -> None:
         """Start an episode with ``weights`` (None: keep the current ones)."""
-        self._check_open("submit")
+        actor = self._handles("submit")[0]
         if not isinstance(max_steps, numbers.Integral) or isinstance(max_steps, bool) or max_steps <= 0:
             raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
         weights = None if weights is None else as_weights(weights)
-        self._pending = calls.call(self._actors[0], "evaluate", weights, int(max_steps))
+        self._pending = calls.call(actor, "evaluate", weights, int(max_steps))
 
     def poll(self, timeout: float | None = 0) -> dict | None:
         """The result of the last submitted episode, or None if not ready

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
-
-from tensordict import TensorDictBase
+from typing import TYPE_CHECKING, Any
 
 from impl import calls
 from impl.actors import ReplayBufferActor
+from impl.batches import from_flat, to_flat
 from impl.component import RayComponent
+
+if TYPE_CHECKING:  # the client is unpickled in actors without tensordict
+    from tensordict import TensorDictBase
 
 DEFAULT_REMOTE_CONFIG = {"num_cpus": 0}
 
@@ -22,14 +24,16 @@ class RayReplayBufferClient:
         self._handle = handle
         self._batch_size = batch_size
 
-    def extend(self, data: TensorDictBase) -> int:
-        return calls.get(calls.call(self._handle, "extend", data))
+    def extend(self, data: TensorDictBase | dict) -> int:
+        """Write the rows of a TensorDict (or of a flat batch); returns how many."""
+        return calls.get(calls.call(self._handle, "extend", to_flat(data)))
 
     def add(self, data: TensorDictBase) -> int:
         return self.extend(data.unsqueeze(0))
 
     def sample(self, batch_size: int | None = None) -> TensorDictBase:
-        return calls.get(calls.call(self._handle, "sample", _batch_size(batch_size, self._batch_size)))
+        size = _batch_size(batch_size, self._batch_size)
+        return from_flat(calls.get(calls.call(self._handle, "sample", size)))
 
     def __len__(self) -> int:
         return calls.get(calls.call(self._handle, "length"))
@@ -82,24 +86,24 @@ class RayReplayBuffer(RayComponent):
             raise
 
     def _call(self, method: str, actor_method: str, *args: Any) -> Any:
-        self._check_open(method)
-        ref = calls.call(self._actors[0], actor_method, *args)
+        ref = calls.call(self._handles(method)[0], actor_method, *args)
         self._wait([ref], method)
         return self._fetch(ref, method)
 
     def extend(self, data: TensorDictBase) -> int:
         """Write the rows of ``data`` (flattened); returns how many."""
-        return self._call("extend", "extend", data)
+        self._check_open("extend")
+        return self._call("extend", "extend", to_flat(data))
 
     def add(self, data: TensorDictBase) -> int:
         """Write one row."""
         self._check_open("add")
-        return self._call("add", "extend", data.unsqueeze(0))
+        return self._call("add", "extend", to_flat(data.unsqueeze(0)))
 
     def sample(self, batch_size: int | None = None) -> TensorDictBase:
         """``batch_size`` rows drawn uniformly (raises if the buffer is empty)."""
         self._check_open("sample")
-        return self._call("sample", "sample", _batch_size(batch_size, self.batch_size))
+        return from_flat(self._call("sample", "sample", _batch_size(batch_size, self.batch_size)))
 
     def __len__(self) -> int:
         return self._call("__len__", "length")
@@ -111,8 +115,7 @@ class RayReplayBuffer(RayComponent):
 
     def client(self) -> RayReplayBufferClient:
         """A picklable client that other actors can write through."""
-        self._check_open("client")
-        return RayReplayBufferClient(self._actors[0], self.batch_size)
+        return RayReplayBufferClient(self._handles("client")[0], self.batch_size)
 
     def close(self, timeout: float | None = None, shutdown_ray: bool = False) -> None:
         """Kill the buffer actor (its data is gone); never raises.

@@ -1,18 +1,18 @@
 """Environment stepping shared by the collector and eval actors.
 
-Steps a gymnasium env with numpy into preallocated arrays and builds one
-TensorDict per batch (no per-step TensorDict unless the policy needs one).
+Runs in actor processes and imports only numpy at module level: torch (and
+tensordict) are imported only if the policy needs them, so a random-policy
+actor starts fast. A batch is a flat dict ``{key: array}`` (nested keys are
+tuples) filled in place, step by step; the driver turns it into one
+TensorDict (see :mod:`impl.batches`).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import numpy as np
-import torch
-from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
-from torch import nn
 
 
 def make_env(env: str | Callable[[], Any]):
@@ -24,6 +24,11 @@ def make_env(env: str | Callable[[], Any]):
     return env()
 
 
+def _is_tensordict_module(policy: Any) -> bool:
+    nn = sys.modules.get("tensordict.nn")  # a TensorDictModule implies it is imported
+    return nn is not None and isinstance(policy, nn.TensorDictModuleBase)
+
+
 def policy_fn(policy: Any, action_space) -> Callable[[np.ndarray], Any]:
     """``observation -> action`` for ``env.step``.
 
@@ -33,6 +38,8 @@ def policy_fn(policy: Any, action_space) -> Callable[[np.ndarray], Any]:
     """
     if policy is None:
         return lambda obs: action_space.sample()
+    import torch
+
     discrete = hasattr(action_space, "n") and not np.shape(action_space.sample())
 
     def to_env(action):
@@ -40,26 +47,28 @@ def policy_fn(policy: Any, action_space) -> Callable[[np.ndarray], Any]:
             action = action.detach().cpu().numpy()
         return int(action) if discrete else np.asarray(action, dtype=action_space.dtype)
 
-    if isinstance(policy, TensorDictModuleBase):
-        return lambda obs: to_env(
-            policy(TensorDict(observation=torch.as_tensor(obs), batch_size=[]))["action"]
-        )
-    return lambda obs: to_env(policy(torch.as_tensor(obs)))
+    if _is_tensordict_module(policy):
+        from tensordict import TensorDict
+
+        def act(obs):
+            with torch.no_grad():
+                td = policy(TensorDict(observation=torch.as_tensor(obs), batch_size=[]))
+            return to_env(td["action"])
+
+    else:
+
+        def act(obs):
+            with torch.no_grad():
+                return to_env(policy(torch.as_tensor(obs)))
+
+    return act
 
 
-def as_weights(weights: Any) -> TensorDictBase:
-    """A TensorDict of weights from a module, a TensorDict or a (nested) dict."""
-    if isinstance(weights, nn.Module):
-        return TensorDict.from_module(weights).data.clone()
-    if isinstance(weights, TensorDictBase):
-        return weights.detach()
-    if isinstance(weights, dict):
-        return TensorDict(weights).detach()
-    raise TypeError(f"weights must be an nn.Module, a TensorDict or a dict, got {type(weights).__name__}")
+def load_weights(policy: Any, weights: Any) -> None:
+    """Load a TensorDict of weights into an ``nn.Module`` policy in place."""
+    import torch
 
-
-def load_weights(policy: Any, weights: TensorDictBase) -> None:
-    if not isinstance(policy, nn.Module):
+    if not isinstance(policy, torch.nn.Module):
         raise TypeError(f"cannot load weights into a policy of type {type(policy).__name__}")
     weights.to_module(policy)
 
@@ -70,15 +79,16 @@ class Stepper:
     def __init__(self, env: Any, policy: Any, seed: int | None = None) -> None:
         self.env = env
         self.policy = policy
-        self.act = policy_fn(policy, self.env.action_space)
+        self.act = policy_fn(policy, env.action_space)
+        if "torch" in sys.modules:  # one thread per actor: actors share the cores
+            sys.modules["torch"].set_num_threads(1)
         if seed is not None:
-            self.env.action_space.seed(seed)
-        self.obs, _ = self.env.reset(seed=seed)
-        self._action_example = np.asarray(self.env.action_space.sample())
+            env.action_space.seed(seed)
+        self.obs, _ = env.reset(seed=seed)
+        self._action_example = np.asarray(env.action_space.sample())
 
-    @torch.no_grad()
-    def collect(self, frames: int) -> TensorDict:
-        """Step ``frames`` times (resetting finished episodes); one TensorDict."""
+    def collect(self, frames: int) -> dict:
+        """Step ``frames`` times (resetting finished episodes); a flat batch."""
         env, act = self.env, self.act
         obs0 = np.asarray(self.obs)
         obs = np.empty((frames, *obs0.shape), dtype=obs0.dtype)
@@ -99,23 +109,16 @@ class Stepper:
             truncated[i] = trunc
             o = env.reset()[0] if (term or trunc) else o2
         self.obs = o
-        t = torch.from_numpy
-        return TensorDict(
-            {
-                "observation": t(obs),
-                "action": t(action),
-                "next": {
-                    "observation": t(next_obs),
-                    "reward": t(reward),
-                    "done": t(terminated | truncated),
-                    "terminated": t(terminated),
-                    "truncated": t(truncated),
-                },
-            },
-            batch_size=[frames],
-        )
+        return {
+            "observation": obs,
+            "action": action,
+            ("next", "observation"): next_obs,
+            ("next", "reward"): reward,
+            ("next", "done"): terminated | truncated,
+            ("next", "terminated"): terminated,
+            ("next", "truncated"): truncated,
+        }
 
-    @torch.no_grad()
     def evaluate(self, max_steps: int) -> dict:
         """One episode of at most ``max_steps`` steps: return and length."""
         o, _ = self.env.reset()

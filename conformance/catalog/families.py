@@ -31,7 +31,7 @@ def early_break(fixture, owner):
         ops = [*build(fixture, ("collector",), sync=sync),
                op("iterate", "collector", batches=k), op("teardown", "collector")]
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
-                   quick=(k == 1))
+                   quick=(k == (1 if sync else 0)))
     ops = [*build(fixture, ("buffer", "collector")), op("iterate", "collector", batches=2),
            op("teardown", "collector"), op("check_data", "buffer"), op("teardown", "buffer")]
     yield make("early_break", fixture, owner, "buffer-mode-after-2", ops)
@@ -111,11 +111,12 @@ def killed(fixture, owner):
         fault = [op("kill", comp, how=how)]
         if how != "hang":
             fault.append(op("check_alive", comp, expect=False))
-        quick_first = how in ("sigkill", "remove_node", "hang")
+        quick_first = (how in ("sigkill", "remove_node") and comp != "evaluator") or (
+            how == "hang" and comp != "buffer")
         yield make("killed", fixture, owner, f"{comp}-{how}>teardown", [
             *base, *fault, op("teardown", comp),
             *[op("teardown", c) for c in ALL if c != comp]],
-            quick=quick_first and comp != "evaluator")
+            quick=quick_first)
         yield make("killed", fixture, owner, f"{comp}-{how}>ray>teardown", [
             *base, *fault, op("ray_shutdown"), *teardowns(ALL)],
             quick=(how == "exit" and comp == "buffer"))

@@ -147,3 +147,11 @@ def write_through(client, rows: int) -> int:
 
     client.extend(TensorDict(x=torch.arange(rows, dtype=torch.float32), batch_size=[rows]))
     return len(client)
+
+
+@ray.remote(num_cpus=0)
+class Sentinel:
+    """An actor the user owns; components must never kill it."""
+
+    def ping(self) -> str:
+        return "pong"

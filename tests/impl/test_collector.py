@@ -8,7 +8,7 @@ import pytest
 import torch
 from tensordict import TensorDict
 
-from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayReplayBuffer, ReadinessTimeout
+from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayReplayBuffer
 from impl_support import actor_state, always_one, cartpole, linear_policy, live_actors, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -174,15 +174,6 @@ def test_unknown_env_id_fails_construction_and_leaves_no_actor():
     with pytest.raises(ActorNotReadyError, match="Nope-v9"):
         RayCollector("Nope-v9", frames_per_batch=16, num_collectors=2, remote_configs=SMALL)
     assert not live_actors()
-
-
-def test_infeasible_resources_fail_construction_after_ready_timeout():
-    start = time.monotonic()
-    with pytest.raises(ReadinessTimeout, match="not_a_resource"):
-        RayCollector("CartPole-v1", frames_per_batch=16, remote_configs={"resources": {"not_a_resource": 1}},
-                     ready_timeout=1.5)
-    assert time.monotonic() - start < 8
-    assert wait_until(lambda: not live_actors(), timeout=3)
 
 
 def test_constructing_on_a_closed_buffer_fails(track):

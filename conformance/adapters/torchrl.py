@@ -1,0 +1,168 @@
+"""Adapter for the installed torchrl: ``RayCollector``, ``RayReplayBuffer``, ``RayEvalWorker``.
+
+It only translates the :class:`Spec` into torchrl's constructors and verbs: no
+guard, no retry, no ``try``. Whatever torchrl does (raises, hangs, aborts,
+restarts Ray) is what the suite sees. Features are detected on the installed
+version (signatures and attributes), covering torchrl 0.10.x to 0.14.x.
+
+Module level imports nothing from torchrl: Ray workers import this module to
+unpickle the env and policy makers below, and the registry imports it before
+any check. A missing torchrl raises ImportError when the adapter is built.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from conformance.adapter import Adapter, Spec
+
+ACTOR_CPUS = 0.25  # small, so a scenario's actors fit any fixture's nodes
+
+
+class GymEnvMaker:
+    """Picklable ``create_env_fn`` / ``env_maker``: ``GymEnv(env_id)``."""
+
+    def __init__(self, env_id: str):
+        self.env_id = env_id
+
+    def __call__(self):
+        from torchrl.envs.libs.gym import GymEnv
+
+        return GymEnv(self.env_id)
+
+    def __repr__(self) -> str:
+        return f"GymEnvMaker({self.env_id!r})"
+
+
+def eval_policy_maker(env):
+    """Eval policy with parameters (RayEvalWorker reads ``next(policy.parameters())``):
+    a linear Q-network whose argmax matches the env's action spec (one-hot on CartPole)."""
+    from torch import nn
+    from torchrl.modules import QValueActor
+
+    obs_dim = env.observation_spec["observation"].shape[-1]
+    n_actions = env.action_spec.shape[-1]
+    return QValueActor(nn.Linear(obs_dim, n_actions), in_keys=["observation"],
+                       spec=env.action_spec)
+
+
+def _params(fn) -> set:
+    return set(inspect.signature(fn).parameters)
+
+
+class TorchRLAdapter(Adapter):
+    name = "torchrl"
+    teardown_bound = 10.0
+    closed_errors = ()  # torchrl has no dedicated "closed" exception type
+
+    def __init__(self):
+        import torchrl.collectors.distributed as distributed
+        from torchrl.data.replay_buffers.ray_buffer import RayReplayBuffer
+
+        self.RayCollector, self.RayReplayBuffer = distributed.RayCollector, RayReplayBuffer
+        # RayEvalWorker exists from torchrl 0.12 on; before, "evaluator" is unsupported.
+        self.RayEvalWorker = getattr(distributed, "RayEvalWorker", None)
+        self._collector_args = _params(self.RayCollector.__init__)
+        self._eval_env_ids = {}  # id(evaluator) -> env_id, for eval_weights
+        self._local_policies = {}  # env_id -> local twin of the eval policy
+        self.features = frozenset(self._detect_features())
+
+    def _detect_features(self):
+        feats = {"sync", "async"}
+        if "replay_buffer" in self._collector_args:
+            feats.add("buffer_mode")
+        # 0.10.x start() schedules an asyncio task on a loop nobody runs: not
+        # "collection in a background thread"; 0.11+ runs _run_collection_loop in a thread.
+        if hasattr(self.RayCollector, "start") and hasattr(self.RayCollector, "_run_collection_loop"):
+            feats.add("background")
+        if "shutdown_ray" in _params(self.RayCollector.shutdown):
+            feats.add("shutdown_ray")
+        if self.RayEvalWorker is not None:
+            feats.add("evaluator")
+            if "name" in _params(self.RayEvalWorker.__init__) and hasattr(self.RayEvalWorker, "from_name"):
+                feats.add("named_evaluator")
+        # Not declared: "liveness" (no is_alive on RayCollector / RayEvalWorker),
+        # "ready_timeout" (no constructor waits for its actors).
+        return feats
+
+    # -- configuration ---------------------------------------------------------
+    def _remote_config(self, spec: Spec, component: str) -> dict:
+        return {"num_cpus": ACTOR_CPUS, "num_gpus": 0, **spec.resources.get(component, {})}
+
+    def _ray_init_config(self) -> dict:
+        """What torchrl passes to ray.init if it starts Ray: its defaults, without the
+        dashboard. No address: RAY_ADDRESS in the environment decides."""
+        from torchrl.collectors.distributed.ray import DEFAULT_RAY_INIT_CONFIG
+
+        return {**DEFAULT_RAY_INIT_CONFIG, "include_dashboard": False}
+
+    # -- construction -----------------------------------------------------------
+    def make_buffer(self, spec: Spec):
+        from torchrl.data import LazyTensorStorage
+
+        return self.RayReplayBuffer(
+            storage=functools.partial(LazyTensorStorage, spec.buffer_capacity),
+            ray_init_config=self._ray_init_config(),
+            remote_config=self._remote_config(spec, "buffer"),
+        )
+
+    def make_collector(self, spec: Spec, buffer=None):
+        kwargs = {}
+        if buffer is not None:
+            kwargs["replay_buffer"] = buffer  # TypeError on a torchrl without buffer mode
+        return self.RayCollector(
+            GymEnvMaker(spec.env_id), None,  # one maker, replicated num_collectors times
+            frames_per_batch=spec.frames_per_batch, total_frames=spec.total_frames,
+            num_collectors=spec.num_collectors, sync=spec.sync,
+            ray_init_config=self._ray_init_config(),
+            remote_configs=self._remote_config(spec, "collector"),
+            **kwargs,
+        )
+
+    def make_evaluator(self, spec: Spec):
+        opts = self._remote_config(spec, "evaluator")
+        num_gpus = opts.pop("num_gpus")
+        # torchrl's named worker takes no namespace: it lives in the driver's namespace.
+        name = {"name": spec.actor_name} if spec.actor_name else {}
+        worker = self.RayEvalWorker(
+            None, GymEnvMaker(spec.env_id), eval_policy_maker,
+            num_gpus=num_gpus, **name, **opts,
+        )
+        self._eval_env_ids[id(worker)] = spec.env_id
+        return worker
+
+    def connect_evaluator(self, spec: Spec):
+        worker = self.RayEvalWorker.from_name(spec.actor_name)
+        self._eval_env_ids[id(worker)] = spec.env_id
+        return worker
+
+    # -- verbs ----------------------------------------------------------------------
+    def eval_weights(self, evaluator):
+        """``TensorDict.from_module(policy).data.detach().cpu()`` of a local twin
+        of the actor's eval policy (same maker, same env)."""
+        from tensordict import TensorDict
+
+        env_id = self._eval_env_ids.get(id(evaluator), Spec.env_id)
+        if env_id not in self._local_policies:
+            env = GymEnvMaker(env_id)()
+            self._local_policies[env_id] = eval_policy_maker(env)
+            env.close()
+        return TensorDict.from_module(self._local_policies[env_id]).data.detach().cpu()
+
+    # -- introspection ------------------------------------------------------------
+    def actors(self, component: str, obj) -> list:
+        if component == "collector":
+            handles = getattr(obj, "remote_collectors", None)
+            if callable(handles):  # a method in old torchrl, a property since
+                handles = handles()
+            return list(handles or [])
+        if component == "buffer":
+            return [obj._rb] if hasattr(obj, "_rb") else []  # close() deletes _rb
+        actor = getattr(obj, "_actor", None)  # RayEvalWorker.shutdown() sets it to None
+        return [actor] if actor is not None else []
+
+    def versions(self) -> dict:
+        # Distribution metadata: some wheels (torchrl 0.10.1) say __version__ "0.0.0+unknown".
+        from importlib.metadata import version
+
+        return {"torchrl": version("torchrl"), "tensordict": version("tensordict")}

@@ -1,0 +1,17 @@
+import pytest
+
+
+@pytest.fixture(scope="module")
+def session():
+    """A zygote and clusters for this test module, torn down by pid."""
+    from conformance.plugin import RAY_ENV, preload_modules
+    from conformance.registry import load_adapter
+    from fixtures.session import SessionResources
+    import os
+
+    os.environ.update(RAY_ENV)
+    s = SessionResources(preload=preload_modules(load_adapter("reference")))
+    try:
+        yield s
+    finally:
+        s.close()

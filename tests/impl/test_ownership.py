@@ -1,0 +1,111 @@
+"""Who owns Ray, and teardown around ray.shutdown(). Each test has its own Ray
+(or none) and must end with no Ray running and no Ray process left."""
+
+import threading
+
+import pytest
+import ray
+
+from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer
+from impl_support import Sentinel, constant_policy_maker, ray_processes, timed, wait_until
+
+SMALL = {"num_cpus": 0.5}
+
+
+def test_component_that_started_ray_shuts_it_down_only_on_request(own_ray):
+    rb = RayReplayBuffer(10, ray_init_config=own_ray)
+    assert ray.is_initialized() and rb._lease.started_ray
+    rb.close()  # default: Ray keeps running
+    assert ray.is_initialized()
+    col = RayCollector("CartPole-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL)
+    assert not col._lease.started_ray and col._lease.runtime_started_here
+    col.shutdown(shutdown_ray=True)  # last holder of a runtime this library started
+    assert not ray.is_initialized()
+
+
+def test_ray_found_running_is_never_shut_down(own_ray):
+    ray.init(**own_ray)
+    sentinel = Sentinel.remote()
+    rb = RayReplayBuffer(100)
+    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5)
+    assert not any(c._lease.started_ray or c._lease.runtime_started_here for c in (rb, col, ev))
+    col.shutdown(shutdown_ray=True)
+    ev.shutdown(shutdown_ray=True)
+    rb.close(shutdown_ray=True)
+    assert ray.is_initialized()
+    assert ray.get(sentinel.ping.remote(), timeout=10) == "pong"  # other actors untouched
+    ray.shutdown()
+
+
+def test_shutdown_ray_is_deferred_while_the_buffer_holds_ray(own_ray):
+    rb = RayReplayBuffer(1000, ray_init_config=own_ray)
+    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL)
+    for i, _ in enumerate(col):
+        if i == 3:
+            break
+    col.shutdown(shutdown_ray=True)
+    assert ray.is_initialized() and rb.is_alive()
+    assert len(rb) == rb.write_count >= 4 * 32
+    assert rb.sample(8).batch_size == (8,)
+    rb.close()  # the last holder: the deferred ray.shutdown() happens now
+    assert not ray.is_initialized()
+
+
+def test_failed_constructor_gives_back_the_ray_it_started(own_ray):
+    with pytest.raises(ActorNotReadyError, match="Nope-v1"):
+        RayCollector("Nope-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL)
+    assert not ray.is_initialized()
+
+
+# Teardown sequences with ray.shutdown() ("ray") at every position. The
+# collector runs a background thread writing into the buffer meanwhile.
+SEQUENCES = [
+    ["ray", "col", "rb", "ev"],
+    ["col", "ray", "rb", "ev"],
+    ["rb", "ray", "ev", "col"],
+    ["ev", "rb", "col", "ray"],
+]
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES, ids="-".join)
+def test_teardown_in_any_order_with_ray_shutdown(sequence, own_ray):
+    rb = RayReplayBuffer(10_000, ray_init_config=own_ray)
+    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev", namespace="own", num_cpus=0.5)
+    threads_before = set(threading.enumerate())
+    col.start()
+    assert wait_until(lambda: rb.write_count > 0, timeout=30)
+    steps = {"col": col.shutdown, "rb": rb.close, "ev": ev.shutdown, "ray": ray.shutdown}
+    for step in sequence:
+        assert timed(steps[step]) < 10
+        if step == "ray":
+            assert not ray.is_initialized()
+            # The background thread notices by itself and stops.
+            assert wait_until(lambda: set(threading.enumerate()) <= threads_before, timeout=5)
+    for step in ("col", "rb", "ev"):  # again: still silent, still bounded
+        assert timed(steps[step]) < 1
+    for call in (lambda: next(iter(col)), lambda: rb.sample(1), lambda: len(rb), lambda: ev.poll()):
+        with pytest.raises(ComponentClosedError, match="is closed"):
+            call()
+    assert not any(c.is_alive() for c in (rb, col, ev))
+    assert set(threading.enumerate()) <= threads_before
+    assert not ray.is_initialized()  # nothing restarted Ray
+    assert not ray_processes()
+
+
+def test_use_after_ray_shutdown_raises_closed_without_restarting_ray(own_ray):
+    rb = RayReplayBuffer(100, ray_init_config=own_ray)
+    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5)
+    ray.shutdown()
+    calls = [lambda: rb.extend(None), lambda: rb.client(), col.start, lambda: col.update_policy_weights_({}),
+             lambda: ev.submit(None, 5)]
+    for call in calls:
+        with pytest.raises(ComponentClosedError, match="after its Ray runtime was shut down"):
+            call()
+    assert not any(c.is_alive() for c in (rb, col, ev))
+    for c in (col, ev):
+        c.shutdown(shutdown_ray=True)
+    rb.close(shutdown_ray=True)
+    assert not ray.is_initialized()

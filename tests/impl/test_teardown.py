@@ -1,0 +1,211 @@
+"""The teardown contract, for each of the three components, on a shared Ray:
+idempotent, thread-safe, bounded, silent, after any kind of actor death,
+and followed by ComponentClosedError on every other method."""
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+import pytest
+import ray
+import torch
+from tensordict import TensorDict
+
+from impl import ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer, ReadinessTimeout
+from impl_support import actor_state, constant_policy_maker, live_actors, timed, wait_until
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+KINDS = ["collector", "buffer", "eval"]
+SMALL = {"num_cpus": 0.5}
+INFEASIBLE = {"resources": {"not_a_resource": 1}}
+ROW = TensorDict(x=torch.zeros(3), batch_size=[3])
+
+
+def make(kind, track, resources=SMALL, **kwargs):
+    if kind == "collector":
+        c = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, remote_configs=resources, **kwargs)
+    elif kind == "buffer":
+        c = RayReplayBuffer(100, batch_size=4, remote_config=resources, **kwargs)
+    else:
+        c = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, **{"num_cpus": 0.5, **resources}, **kwargs)
+    return track(c)
+
+
+def teardown(c, **kwargs):
+    (c.close if isinstance(c, RayReplayBuffer) else c.shutdown)(**kwargs)
+
+
+def actors(c):
+    return list(c._actors)
+
+
+# Every public method but teardown and is_alive, as (name, call).
+CALLS = {
+    "collector": [
+        ("iterator", lambda c: c.iterator()),
+        ("iterator", lambda c: next(iter(c))),
+        ("start", lambda c: c.start()),
+        ("update_policy_weights_", lambda c: c.update_policy_weights_({})),
+    ],
+    "buffer": [
+        ("extend", lambda c: c.extend(ROW)),
+        ("add", lambda c: c.add(ROW[0])),
+        ("sample", lambda c: c.sample()),
+        ("__len__", lambda c: len(c)),
+        ("write_count", lambda c: c.write_count),
+        ("client", lambda c: c.client()),
+    ],
+    "eval": [
+        ("submit", lambda c: c.submit(None, 10)),
+        ("poll", lambda c: c.poll()),
+    ],
+}
+
+
+def assert_closed(c, kind, closed_by):
+    name = type(c).__name__
+    for method, call in CALLS[kind]:
+        with pytest.raises(ComponentClosedError) as info:
+            call(c)
+        assert str(info.value).startswith(f"{name} is closed: {method}() called after {closed_by}")
+    assert not c.is_alive()
+
+
+def assert_dead(handles):
+    assert wait_until(lambda: all(actor_state(h) == "DEAD" for h in handles), timeout=3)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_teardown_is_idempotent_and_thread_safe(kind, track):
+    c = make(kind, track)
+    handles = actors(c)
+    assert c.is_alive()
+    errors, durations = [], []
+
+    def run():
+        try:
+            durations.append(timed(teardown, c))
+        except BaseException as exc:  # pragma: no cover - the contract says never
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(15)
+    assert not errors and len(durations) == 2 and max(durations) < 10
+    for _ in range(3):
+        assert timed(teardown, c, shutdown_ray=True) < 0.5
+    assert ray.is_initialized()  # a user-started Ray is never shut down
+    assert_dead(handles)
+    assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cause", ["ray.kill", "SIGKILL", "os._exit"])
+def test_teardown_after_an_actor_died(kind, cause, track):
+    c = make(kind, track)
+    victim = actors(c)[0]
+    if cause == "ray.kill":
+        ray.kill(victim)
+    elif cause == "SIGKILL":
+        os.kill(ray.get(victim.ping.remote()), signal.SIGKILL)
+    else:
+        victim.__ray_call__.remote(lambda self: os._exit(1))
+    assert wait_until(lambda: not c.is_alive(), timeout=5)
+    assert timed(teardown, c) < 5
+    assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
+    assert_dead(actors(c) or [victim])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_teardown_of_a_hung_actor_respects_the_bound(kind, track):
+    c = make(kind, track)
+    handles = actors(c)
+    handles[0].__ray_call__.remote(lambda self: time.sleep(600))
+    time.sleep(0.2)
+    assert c.is_alive()  # hung, not dead: liveness pings use their own thread
+    assert timed(teardown, c, timeout=3) < 4
+    assert_dead(handles)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_never_scheduled_actor_is_not_alive_and_tears_down(kind, track):
+    c = make(kind, track, resources=INFEASIBLE, ready_timeout=None)
+    start = time.monotonic()
+    assert not c.is_alive()
+    assert time.monotonic() - start < 5
+    assert timed(teardown, c) < 5
+    assert wait_until(lambda: not live_actors(), timeout=3)
+    assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_infeasible_resources_fail_construction_and_leave_no_actor(kind, track):
+    start = time.monotonic()
+    with pytest.raises(ReadinessTimeout, match="not_a_resource"):
+        make(kind, track, resources=INFEASIBLE, ready_timeout=1.5)
+    assert time.monotonic() - start < 8
+    assert wait_until(lambda: not live_actors(), timeout=3)
+
+
+def blocked_call(kind, c):
+    if kind == "collector":
+        return lambda: next(iter(c))
+    if kind == "buffer":
+        return c.sample
+    c.submit(None, 10)
+    return lambda: c.poll(timeout=None)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_call_blocked_in_another_thread_gets_component_closed_error(kind, track):
+    c = make(kind, track)
+    if kind == "buffer":
+        c.extend(ROW)
+    handles = actors(c)
+    for h in handles:
+        h.__ray_call__.remote(lambda self: time.sleep(600))
+    call, outcome = blocked_call(kind, c), []
+
+    def run():
+        try:
+            outcome.append(call())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.5)
+    assert thread.is_alive() and not outcome  # blocked behind the hung call
+    assert timed(teardown, c, timeout=3) < 4
+    thread.join(5)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], ComponentClosedError), outcome
+    assert_dead(handles)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_context_manager_tears_down_on_exit(kind, track):
+    with make(kind, track) as c:
+        assert c.is_alive()
+        handles = actors(c)
+    assert_dead(handles)
+    assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
+
+
+def test_collector_async_shutdown_with_in_flight_batches(track):
+    c = make("collector", track)
+    handles = actors(c)
+    for i, _ in enumerate(c):
+        if i == 2:
+            break  # the actors are already collecting the next batches
+    assert c._pending
+    start = time.monotonic()
+    asyncio.run(c.async_shutdown(timeout=5))
+    assert time.monotonic() - start < 5
+    assert_dead(handles)
+    assert_closed(c, "collector", "shutdown()")
