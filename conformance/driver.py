@@ -275,9 +275,15 @@ def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
         for a in infos:
             if a.get("pid") and states.get(a["id"], {}).get("state") in DEAD_STATES:
                 dead[a["id"]] = a["pid"]
+    def running(pid: int) -> bool:  # a killed orphan may linger as a zombie
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
     t0 = time.monotonic()
     while True:
-        alive = {aid: psutil.pid_exists(pid) for aid, pid in dead.items()}
+        alive = {aid: running(pid) for aid, pid in dead.items()}
         if not any(alive.values()) or time.monotonic() - t0 > SETTLE_SECONDS:
             return alive
         time.sleep(0.05)

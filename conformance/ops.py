@@ -169,8 +169,10 @@ def kill(ctx, op):
         node = next(n for n in ctx.fixture.get("nodes", []) if n["node_id"] == info["node_id"])
         if node.get("name") == "head":
             raise RuntimeError("scenario error: refusing to remove the head node")
-        kill_node(node)
+        killed = kill_node(node)
         ctx.removed_nodes.append(node["name"])
+        return {"how": how, "actor": info, "node": node["name"],
+                "killed": [p["pid"] for p in killed]}
     else:
         raise ValueError(f"unknown kill method {how!r}")
     return {"how": how, "actor": info}

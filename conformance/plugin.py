@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 
 import pytest
 
@@ -86,11 +87,26 @@ def pytest_configure(config):
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
     _CONFIG["config"] = config
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        from fixtures.session import RUN_MARKER_VAR, install_controller_signal_handlers
+
+        # A new marker for this run (never an outer run's), inherited by the
+        # xdist workers started after this hook.
+        os.environ[RUN_MARKER_VAR] = "rlc-" + uuid.uuid4().hex[:8]
+        install_controller_signal_handlers()
     config._rlc = {
         "impl": impl, "adapter": adapter, "profile": profile, "fixtures": fixtures,
         "address": address, "known": known,
         "report": _opt(config, "conformance_report"), "results": [],
     }
+
+
+def pytest_unconfigure(config):
+    """The controller sweeps whatever a killed worker could not tear down."""
+    if hasattr(config, "_rlc") and not hasattr(config, "workerinput"):
+        from fixtures.session import sweep_run
+
+        sweep_run()
 
 
 def pytest_generate_tests(metafunc):

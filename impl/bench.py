@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 import warnings
@@ -79,8 +80,8 @@ def main(argv: list[str] | None = None) -> None:
         torchrl = None
         print(f"torchrl not importable ({exc}); measuring the reference only", file=sys.stderr)
 
-    ray.init(address="local", num_cpus=4, include_dashboard=False, _temp_dir=f"/tmp/rlc-bench-{os.getpid()}",
-             log_to_driver=False)
+    temp_dir = f"/tmp/rlc-bench-{os.getpid()}"
+    ray.init(address="local", num_cpus=4, include_dashboard=False, _temp_dir=temp_dir, log_to_driver=False)
     try:
         rows = []
         for n, sync in CONFIGS:
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
             rows.append((f"{n} collector{'s' * (n > 1)}, {'sync' if sync else 'async'}", max(ref), max(trl, default=None)))
     finally:
         ray.shutdown()
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
     print(f"CartPole-v1, random policy, frames_per_batch={args.frames_per_batch}, "
           f"total_frames={args.total_frames}, best of {args.repeats}")

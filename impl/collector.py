@@ -6,6 +6,7 @@ import asyncio
 import logging
 import numbers
 import threading
+import time
 from typing import Any, Callable, Iterator
 
 from impl import calls
@@ -39,7 +40,8 @@ class RayCollector(RayComponent):
 
     Keyword Args:
         ray_init_config: ``ray.init`` kwargs, used only if Ray is not running.
-        remote_configs: actor options (resources...), one dict or one per actor.
+        remote_configs: actor options (resources...) over the default
+            ``{"num_cpus": 1}``, one dict or one per actor.
         seed: env seed of actor 0 (actor ``i`` uses ``seed + i``).
         ready_timeout: seconds to wait for the actors to start (None: no wait).
         shutdown_timeout: default bound of ``shutdown()``.
@@ -84,7 +86,7 @@ class RayCollector(RayComponent):
                 raise TypeError(f"create_env_fn must be an env id or a callable, got {env!r}")
         if policy is not None and not callable(policy):
             raise TypeError(f"policy must be callable or None, got {type(policy).__name__}")
-        configs = [dict(DEFAULT_REMOTE_CONFIG) if c is None else dict(c) for c in configs]
+        configs = [{**DEFAULT_REMOTE_CONFIG, **(c or {})} for c in configs]
         # A closed buffer raises ComponentClosedError here, before Ray is touched.
         writer = replay_buffer.client() if hasattr(replay_buffer, "client") else replay_buffer
 
@@ -122,21 +124,19 @@ class RayCollector(RayComponent):
         self._check_open("iterator")
         if self._thread is not None:
             raise RuntimeError("RayCollector is collecting in a background thread (start()); it cannot be iterated")
-        return self._iterate()
+        return self._iterate("iterator")
 
-    def _iterate(self) -> Iterator:
-        while True:
-            out = self._step("iterator")
-            if out is None:
-                return
-            yield out
+    def _iterate(self, method: str) -> Iterator:
+        while not self._reached():
+            yield self._step(method)
+        self._teardown(None, False, "reaching total_frames")  # a no-op unless total_frames=0
+
+    def _reached(self) -> bool:
+        return 0 <= self.total_frames <= self.collected_frames
 
     def _step(self, method: str) -> Any:
-        """Collect one batch (or frame count); None once total_frames is reached."""
-        self._submit(method)
-        if not self._pending:  # nothing left to ask for: total_frames reached
-            self._teardown(None, False, "reaching total_frames")
-            return None
+        """Collect one batch (or frame count); tear down once total_frames is reached."""
+        self._submit(method)  # while below total_frames, something is always in flight
         if self._sync:
             refs = list(self._pending)
             self._wait(refs, method, num_returns=len(refs))
@@ -153,7 +153,7 @@ class RayCollector(RayComponent):
             if self._writer is None:
                 out = from_flat(out, [self._actor_frames])
         self.collected_frames += out if self._writer is not None else out.numel()
-        if 0 <= self.total_frames <= self.collected_frames:
+        if self._reached():
             self._teardown(None, False, "reaching total_frames")
         elif not self._sync:
             self._submit(method)
@@ -185,8 +185,8 @@ class RayCollector(RayComponent):
 
     def _collect_in_background(self) -> None:
         try:
-            while not self._stop_event.is_set():
-                if self._step("start") is None:
+            for _ in self._iterate("start"):
+                if self._stop_event.is_set():
                     return
         except BaseException as exc:  # thread exits on any error, also SystemExit from Ray
             if self._closed_reason is None:
@@ -224,6 +224,19 @@ class RayCollector(RayComponent):
                 once no other component holds it.
         """
         self._teardown(timeout, shutdown_ray, "shutdown()")
+
+    def _after_kill(self, deadline: float) -> None:
+        # A write the killed actors had already sent may still be queued in
+        # the buffer actor: one round trip through the buffer's queue lets it
+        # land before shutdown() returns (bounded; the buffer may be gone).
+        handle = getattr(self._writer, "_handle", None)
+        if handle is None:
+            return
+        try:
+            barrier = calls.call(handle, "write_count")
+            calls.wait([barrier], timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+        except BaseException as exc:
+            calls.swallow(exc)
 
     async def async_shutdown(self, timeout: float | None = None, shutdown_ray: bool = False) -> None:
         """``shutdown()`` run in a worker thread."""

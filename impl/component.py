@@ -67,10 +67,14 @@ class RayComponent:
                     f"{type(self).__name__}: {describe(index[ready[0]])} failed to start: {_cause(exc)}"
                 ) from exc
         if pending:
+            try:
+                cluster = ray.cluster_resources()
+            except Exception:
+                cluster = "unknown"
             raise ReadinessTimeout(
                 f"{type(self).__name__}: {len(pending)} of {len(index)} actor(s) not ready after "
                 f"{timeout} s; the requested resources {resources} are probably not satisfiable "
-                f"(cluster resources: {ray.cluster_resources()})"
+                f"(cluster resources: {cluster})"
             )
 
     def _abort_construction(self) -> None:
@@ -141,7 +145,7 @@ class RayComponent:
         ``shutdown_timeout``) plus the time of ``ray.shutdown()`` if that is due.
         """
         try:
-            bound = self._shutdown_timeout if timeout is None else max(0.0, float(timeout))
+            bound = self._shutdown_timeout if not isinstance(timeout, (int, float)) else max(0.0, timeout)
             deadline = time.monotonic() + bound
             with self._lock:
                 first = self._closed_reason is None
@@ -196,9 +200,13 @@ class RayComponent:
             calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
         except BaseException as exc:
             calls.swallow(exc)
+        self._after_kill(deadline)
 
     def _before_kill(self, actors: list, deadline: float) -> None:
         """Hook: a graceful step before the actors are killed."""
+
+    def _after_kill(self, deadline: float) -> None:
+        """Hook: a step after the actors are dead (the runtime is current)."""
 
     def _actors_unreachable(self, actors: list) -> None:
         """Hook: the runtime of ``actors`` is gone; they cannot be killed."""

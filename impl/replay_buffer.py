@@ -52,7 +52,8 @@ class RayReplayBuffer(RayComponent):
 
     Keyword Args:
         ray_init_config: ``ray.init`` kwargs, used only if Ray is not running.
-        remote_config: actor options (resources, placement...).
+        remote_config: actor options (resources...) over the default
+            ``{"num_cpus": 0}``.
         ready_timeout: seconds to wait for the actor to start (None: no wait).
         shutdown_timeout: default bound of ``close()``.
     """
@@ -76,7 +77,7 @@ class RayReplayBuffer(RayComponent):
             _batch_size(batch_size, None)
         self.capacity = int(capacity)
         self.batch_size = batch_size
-        config = dict(DEFAULT_REMOTE_CONFIG if remote_config is None else remote_config)
+        config = {**DEFAULT_REMOTE_CONFIG, **(remote_config or {})}
         self._acquire(ray_init_config)
         try:
             self._actors.append(ReplayBufferActor.options(**config).remote(self.capacity))

@@ -74,6 +74,12 @@ def test_total_frames_not_a_multiple_of_the_batch_is_a_lower_bound(track):
     assert not col.is_alive()
 
 
+def test_zero_total_frames_yields_nothing_and_shuts_down(track):
+    col = collector(track, "CartPole-v1", frames_per_batch=16, total_frames=0)
+    assert list(col) == []
+    assert not col.is_alive()
+
+
 def test_breaking_out_and_iterating_again_continues_an_endless_collector(track):
     col = collector(track, "CartPole-v1", frames_per_batch=32, num_collectors=2)
     for i, _ in enumerate(col):

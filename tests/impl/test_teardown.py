@@ -108,7 +108,8 @@ def test_teardown_is_idempotent_and_thread_safe(kind, track):
 @pytest.mark.parametrize("cause", ["ray.kill", "SIGKILL", "os._exit"])
 def test_teardown_after_an_actor_died(kind, cause, track):
     c = make(kind, track)
-    victim = actors(c)[0]
+    handles = actors(c)
+    victim = handles[0]
     if cause == "ray.kill":
         ray.kill(victim)
     elif cause == "SIGKILL":
@@ -118,7 +119,7 @@ def test_teardown_after_an_actor_died(kind, cause, track):
     assert wait_until(lambda: not c.is_alive(), timeout=5)
     assert timed(teardown, c) < 5
     assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
-    assert_dead(actors(c) or [victim])
+    assert_dead(handles)
 
 
 @pytest.mark.parametrize("kind", KINDS)
