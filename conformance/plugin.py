@@ -7,9 +7,12 @@ Options (each also read from an environment variable, for CI):
   --profile quick|full     RLC_PROFILE
   --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
   --known-failures FILE    RLC_KNOWN_FAILURES scenario ids expected to fail, with reasons
+  --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
+RLC_RUN_ID names the run: every process it starts carries it in RLC_MARKER.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import uuid
@@ -27,6 +30,7 @@ ENV = {
     "profile": "RLC_PROFILE",
     "conformance_report": "RLC_REPORT",
     "known_failures": "RLC_KNOWN_FAILURES",
+    "scenario": "RLC_SCENARIO",
 }
 RAY_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
@@ -45,6 +49,9 @@ def pytest_addoption(parser):
     g.addoption("--profile", help="quick (the CI gate, default) or full")
     g.addoption("--conformance-report", help="write the JSON report to this path")
     g.addoption("--known-failures", help="file of scenario ids expected to fail")
+    g.addoption("--scenario", action="append",
+                help="only scenarios whose id matches this glob (repeatable; -k cannot "
+                     "express the '>' in order ids)")
 
 
 def _opt(config, name, default=None):
@@ -54,13 +61,17 @@ def _opt(config, name, default=None):
     return value
 
 
-def _fixtures(config) -> list[str]:
-    raw = _opt(config, "ray_fixture", "local,multinode")
+def _split(raw) -> list[str]:
+    """Values of a repeatable, comma-separated option."""
     parts = raw if isinstance(raw, list) else [raw]
     out = []
     for p in parts:
         out += [x.strip() for x in p.split(",") if x.strip()]
     return out
+
+
+def _fixtures(config) -> list[str]:
+    return _split(_opt(config, "ray_fixture", "local,multinode"))
 
 
 def pytest_configure(config):
@@ -92,12 +103,13 @@ def pytest_configure(config):
 
         # A new marker for this run (never an outer run's), inherited by the
         # xdist workers started after this hook.
-        os.environ[RUN_MARKER_VAR] = "rlc-" + uuid.uuid4().hex[:8]
+        os.environ[RUN_MARKER_VAR] = os.environ.get("RLC_RUN_ID") or "rlc-" + uuid.uuid4().hex[:8]
         install_controller_signal_handlers()
     config._rlc = {
         "impl": impl, "adapter": adapter, "profile": profile, "fixtures": fixtures,
         "address": address, "known": known,
         "report": _opt(config, "conformance_report"), "results": [],
+        "patterns": _split(_opt(config, "scenario", [])),
     }
 
 
@@ -114,6 +126,8 @@ def pytest_generate_tests(metafunc):
         return
     rlc = metafunc.config._rlc
     found = catalog.scenarios(rlc["fixtures"], rlc["profile"])
+    if rlc["patterns"]:
+        found = [s for s in found if any(fnmatch.fnmatchcase(s.id, p) for p in rlc["patterns"])]
     metafunc.parametrize("scenario", found, ids=[s.id for s in found])
 
 

@@ -1,0 +1,97 @@
+"""The harness end to end: `pytest conformance` in a subprocess, as a user runs it.
+
+A crash or a hang becomes a verdict and the session goes on; an interrupted
+run leaves no process behind; -n 0 and -n 2 agree.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from fixtures import procs
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CRASH = "order/local/user/ray>collector>buffer>evaluator"
+AFTER = "order/local/user/collector>buffer>evaluator>ray"
+HANG = "killed/local/user/evaluator-hang>teardown"
+
+
+def suite(tmp_path, *args, run_id=None, **popen):
+    """Start `pytest conformance ...` with its own run id; return (proc, report path)."""
+    report = tmp_path / f"report-{uuid.uuid4().hex[:6]}.json"
+    env = {**os.environ, "RLC_RUN_ID": run_id or f"rlc-t{uuid.uuid4().hex[:8]}"}
+    for var in ("RLC_MARKER", "RLC_RUN_MARKER", "PYTEST_XDIST_WORKER",
+                "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
+        env.pop(var, None)
+    cmd = [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q",
+           "--conformance-report", str(report), *args]
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **popen), report
+
+
+def verdicts(report) -> dict:
+    doc = json.loads(report.read_text())
+    return {s["id"]: s for s in doc["scenarios"]}
+
+
+def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
+    proc, report = suite(tmp_path, "-n", "0", "--impl", "regression:abort-on-close",
+                         "--scenario", CRASH, "--scenario", AFTER)
+    out, _ = proc.communicate(timeout=600)
+    found = verdicts(report)
+    assert found[CRASH]["verdict"] == "crash", out
+    assert found[CRASH]["evidence"]["signal"] == signal.SIGABRT
+    assert found[AFTER]["verdict"] == "pass", out  # the next scenario ran
+    assert "repro: python -m conformance repro" in out
+
+
+def test_hang_is_a_verdict_with_a_stack_dump(tmp_path):
+    proc, report = suite(tmp_path, "-n", "0", "--impl", "regression:eval-shutdown-unbounded",
+                         "--scenario", HANG)
+    out, _ = proc.communicate(timeout=600)
+    entry = verdicts(report)[HANG]
+    assert entry["verdict"] == "hang", out
+    dump = (entry["evidence"]["stack_dump"] or "") + entry["evidence"]["stderr_tail"]
+    assert "shutdown" in dump and "teardown" in dump, dump  # the hung frames
+    assert entry["duration"] < 120
+
+
+def test_interrupted_run_leaves_no_process(tmp_path):
+    run_id = f"rlc-int{uuid.uuid4().hex[:6]}"
+    proc, _ = suite(tmp_path, "-n", "2", "--ray-fixture", "local,multinode",
+                    "--scenario", "order/*/user/*", run_id=run_id)
+    deadline = time.monotonic() + 240
+    while not procs.find_marked(run_id) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    # let clusters and drivers come up, then interrupt as a user would (Ctrl-C)
+    while len(procs.find_marked(run_id)) < 8 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert procs.find_marked(run_id), "the run never started Ray processes"
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    left = [procs.describe(p) for p in procs.find_marked(run_id)]
+    assert left == []
+
+
+@pytest.mark.parametrize("impl", ["regression:seed000-collector-shuts-down-ray"])
+def test_serial_and_parallel_runs_agree(tmp_path, impl):
+    picks = ["order/local/user/collector>buffer>evaluator>ray",
+             "exhaustion/local/user/buffer-mode", "double_close/local/user/buffer-twice",
+             "use_after_close/multinode/user/buffer"]
+    args = ["--impl", impl, "--ray-fixture", "local,multinode"]
+    for p in picks:
+        args += ["--scenario", p]
+    serial, r0 = suite(tmp_path, "-n", "0", *args)
+    out0, _ = serial.communicate(timeout=900)
+    parallel, r2 = suite(tmp_path, "-n", "2", *args)
+    out2, _ = parallel.communicate(timeout=900)
+    v0 = {k: v["verdict"] for k, v in verdicts(r0).items()}
+    v2 = {k: v["verdict"] for k, v in verdicts(r2).items()}
+    assert sorted(v0) == sorted(picks), out0
+    assert v0 == v2
+    assert set(v0.values()) >= {"pass", "fail"}  # a comparison that could differ
