@@ -2,7 +2,12 @@
 
   repro ID [--impl NAME] [--ray-address ADDR]   rerun one scenario alone, print
                                                 its history, stderr and verdict
+  shrink ID [--impl NAME]                       shrink a failing scenario
   catalog [--profile P] [--fixture F] [--counts] list scenarios or count them
+  bench [--profile P] [-n N]                    scenario throughput benchmark
+  summary REPORT.json [--out FILE]              the report as Markdown (GitHub step summary)
+  gate REPORT.json                              exit 1 on a new failure (the CI decision)
+  matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
 """
 from __future__ import annotations
 
@@ -15,6 +20,59 @@ import tempfile
 from conformance.plugin import RAY_ENV
 
 
+def load_scenario(args):
+    """The scenario named on the command line: a catalog id or a JSON file."""
+    from conformance import catalog
+    from conformance.scenario import Scenario
+
+    if args.scenario_id.endswith(".json"):
+        with open(args.scenario_id) as f:
+            return Scenario.from_dict(json.load(f))
+    return catalog.find(args.scenario_id)
+
+
+def cmd_shrink(args) -> int:
+    """Run a failing scenario, then remove ops while it keeps failing the same way."""
+    from conformance.catalog.walks import shrink
+    from conformance.execute import run_scenario
+    from conformance.plugin import preload_modules
+    from conformance.registry import load_adapter
+    from fixtures.session import SessionResources
+
+    adapter = load_adapter(args.impl)
+    scenario = load_scenario(args)
+    session = SessionResources(preload=preload_modules(adapter))
+    runs = 0
+
+    def outcome(s):
+        nonlocal runs
+        runs += 1
+        entry = run_scenario(s, args.impl, adapter, session, tempfile.mkdtemp(prefix="rlc-shrink-"))
+        print(f"  run {runs}: {len(s.ops)} ops -> {entry['verdict']} {entry['oracles']}", flush=True)
+        return entry
+
+    try:
+        first = outcome(scenario)
+        if first["verdict"] == "pass":
+            print(f"{scenario.id} passes against {args.impl}: nothing to shrink")
+            return 0
+        want = (first["verdict"], set(first["oracles"]))
+
+        def still_fails(candidate):
+            e = outcome(candidate)
+            return e["verdict"] == want[0] and want[1] <= set(e["oracles"])
+
+        small = shrink(scenario, still_fails)
+    finally:
+        session.close()
+    out = args.out or "shrunk-scenario.json"
+    with open(out, "w") as f:
+        json.dump(small.to_dict(), f, indent=1)
+    print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {runs} runs): {small.describe()}")
+    print(f"saved {out}; rerun it: python -m conformance repro {out} --impl {args.impl}")
+    return 1
+
+
 def cmd_repro(args) -> int:
     from conformance import catalog
     from conformance.execute import failure_message, run_scenario
@@ -24,8 +82,8 @@ def cmd_repro(args) -> int:
 
     try:
         adapter = load_adapter(args.impl)
-        scenario = catalog.find(args.scenario_id)
-    except (UsageError, KeyError) as exc:
+        scenario = load_scenario(args)
+    except (UsageError, KeyError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     missing = adapter.unsupported(scenario.requires)
@@ -75,23 +133,58 @@ def cmd_catalog(args) -> int:
     return 0
 
 
+def _lazy(module: str):
+    """``conformance.<module>.main``, imported only when its command runs."""
+    def run(args) -> int:
+        from importlib import import_module
+
+        return import_module(f"conformance.{module}").main(args)
+    return run
+
+
 def main(argv=None) -> int:
     os.environ.update(RAY_ENV)
     p = argparse.ArgumentParser(prog="python -m conformance")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("repro", help="rerun one scenario alone")
-    r.add_argument("scenario_id")
+    r.add_argument("scenario_id", help="a catalog id or a scenario .json file")
     r.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     r.add_argument("--ray-address", default=os.environ.get("RLC_RAY_ADDRESS"))
     r.add_argument("--workdir")
     r.add_argument("--json", help="also write the report entry here")
     r.set_defaults(func=cmd_repro)
+    k = sub.add_parser("shrink", help="shrink a failing scenario to a minimal op sequence")
+    k.add_argument("scenario_id", help="a catalog id (e.g. walk/local/user/seed-7) or a .json file")
+    k.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
+    k.add_argument("--out", help="where to save the minimal scenario (JSON)")
+    k.set_defaults(func=cmd_shrink)
     c = sub.add_parser("catalog", help="list the scenarios or count them")
     c.add_argument("--profile", default="full", choices=["quick", "full"])
     c.add_argument("--fixture", action="append")
     c.add_argument("--counts", action="store_true")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_catalog)
+    s = sub.add_parser("summary", help="the report as Markdown, for $GITHUB_STEP_SUMMARY")
+    s.add_argument("report")
+    s.add_argument("--out", help="write here instead of stdout")
+    s.set_defaults(func=_lazy("summary"))
+    g = sub.add_parser("gate", help="exit 0 unless the report has a new failure")
+    g.add_argument("report")
+    g.set_defaults(func=_lazy("gate"))
+    m = sub.add_parser("matrix", help="scenario x implementation matrix from reports")
+    m.add_argument("reports", nargs="+", metavar="REPORT.json")
+    m.add_argument("--html", required=True, metavar="OUT.html")
+    m.add_argument("--markdown", metavar="OUT.md")
+    m.set_defaults(func=_lazy("matrix"))
+    b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
+                       add_help=False)
+    b.set_defaults(func=None)
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "bench":
+        from conformance import bench
+
+        return bench.main(argv[1:])
     args = p.parse_args(argv)
     return args.func(args)
 

@@ -310,10 +310,20 @@ def main(request_path: str) -> int:
     for i, op in enumerate(scenario.ops):
         run_op(ctx, writer, i, op)
     writer.write({"phase": "final", **final_probe(ctx, baseline)})
-    writer.close()
     # From here on the interpreter exits normally, with the components as the
     # scenario left them: atexit handlers and finalizers run, as for a user.
+    # The watchdog stays armed: an exit that never finishes is a hang.
+    bound = exit_bound(ctx.adapter)
+    writer.write({"phase": "exiting", "bound": bound, "wall": time.time()})
+    writer.close()
+    faulthandler.dump_traceback_later(bound, exit=True)
     return 0
+
+
+def exit_bound(adapter) -> float:
+    """Seconds the interpreter exit may take: the teardown bound plus Ray's own
+    shutdown of a runtime the driver started."""
+    return adapter.teardown_bound + 5.0
 
 
 if __name__ == "__main__":

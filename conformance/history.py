@@ -61,6 +61,7 @@ class History:
         self.ends = {r["i"]: r for r in records if r.get("phase") == "end"}
         self.setup = next((r for r in records if r.get("phase") == "setup"), None)
         self.final = next((r for r in records if r.get("phase") == "final"), None)
+        self.exiting = next((r for r in records if r.get("phase") == "exiting"), None)
 
     @property
     def ops(self) -> list[dict]:

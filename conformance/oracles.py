@@ -80,7 +80,9 @@ def no_crash(run: Run) -> list[str]:
 
 
 def watchdog_fired(run: Run) -> bool:
-    return run.history.unfinished is not None and "Timeout (" in run.stderr
+    """The driver's own watchdog ended it: an op, or the interpreter exit, hung."""
+    hung_somewhere = run.history.unfinished is not None or run.history.exiting is not None
+    return hung_somewhere and "Timeout (" in run.stderr
 
 
 def no_hang(run: Run) -> list[str]:
@@ -90,7 +92,10 @@ def no_hang(run: Run) -> list[str]:
         return [f"driver passed its deadline{at} and was killed"]
     if watchdog_fired(run):
         u = run.history.unfinished
-        return [f"{_label(u)} did not return within {u.get('deadline')}s"]
+        if u is not None:
+            return [f"{_label(u)} did not return within {u.get('deadline')}s"]
+        bound = run.history.exiting.get("bound")
+        return [f"the interpreter exit did not finish within {bound}s"]
     return []
 
 

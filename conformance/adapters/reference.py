@@ -25,18 +25,20 @@ class ReferenceAdapter(Adapter):
 
         self.impl = impl
         self.closed_errors = (impl.ComponentClosedError,)
+        self.classes = {"collector": impl.RayCollector, "buffer": impl.RayReplayBuffer,
+                        "evaluator": impl.RayEvalWorker}
 
     def _options(self, spec: Spec, component: str) -> dict:
         return {"num_cpus": ACTOR_CPUS, **spec.resources.get(component, {})}
 
     def make_buffer(self, spec: Spec):
-        return self.impl.RayReplayBuffer(
+        return self.classes["buffer"](
             spec.buffer_capacity, remote_config=self._options(spec, "buffer"),
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
         )
 
     def make_collector(self, spec: Spec, buffer=None):
-        return self.impl.RayCollector(
+        return self.classes["collector"](
             spec.env_id, None, frames_per_batch=spec.frames_per_batch,
             total_frames=spec.total_frames, sync=spec.sync,
             num_collectors=spec.num_collectors, replay_buffer=buffer,
@@ -47,14 +49,14 @@ class ReferenceAdapter(Adapter):
     def make_evaluator(self, spec: Spec):
         opts = self._options(spec, "evaluator")
         kwargs = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
-        return self.impl.RayEvalWorker(
+        return self.classes["evaluator"](
             None, spec.env_id, random_policy_maker, num_cpus=opts.pop("num_cpus"),
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
             **kwargs, **opts,
         )
 
     def connect_evaluator(self, spec: Spec):
-        return self.impl.RayEvalWorker.from_name(
+        return self.classes["evaluator"].from_name(
             spec.actor_name, spec.namespace, shutdown_timeout=spec.teardown_timeout
         )
 

@@ -9,6 +9,7 @@ detection power is itself under test).
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import ray
@@ -113,6 +114,58 @@ def _eval_unbounded_shutdown(base):
     return Evaluator
 
 
+def _background_shutdown_noop(base):
+    class Collector(base):
+        def shutdown(self, timeout=None, shutdown_ray=False):
+            if self._thread is not None:
+                return  # "the background thread cleans up by itself" - it never does
+            super().shutdown(timeout, shutdown_ray)
+
+    return Collector
+
+
+def _closed_buffer_index_error(base):
+    class Buffer(base):
+        def sample(self, batch_size=None):
+            from impl import calls
+
+            # no closed check: the handle list is empty after close() -> IndexError
+            return calls.get(calls.call(self._actors[0], "sample", batch_size or 4))
+
+    return Buffer
+
+
+def _from_name_owns_actor(base):
+    class Evaluator(base):
+        @classmethod
+        def from_name(cls, *args, **kwargs):
+            worker = super().from_name(*args, **kwargs)
+            worker._owns_actors = True  # a borrowed handle that kills the owner's actor
+            return worker
+
+    return Evaluator
+
+
+def _construct_leaks_actors(base):
+    class Component(base):
+        def _abort_construction(self):
+            self._actors = []  # forgets the actors it created, so nobody kills them
+            super()._abort_construction()
+
+    return Component
+
+
+def _exit_hangs(base):
+    class Collector(base):
+        def start(self):
+            super().start()
+            # a non-daemon worker thread: the interpreter waits for it at exit
+            self._keepalive = threading.Thread(target=self._stop_event.wait, name="RayCollector-keepalive")
+            self._keepalive.start()
+
+    return Collector
+
+
 REGRESSIONS = {r.id: r for r in (
     Regression(
         "seed000-collector-shuts-down-ray",
@@ -135,8 +188,9 @@ REGRESSIONS = {r.id: r for r in (
         "liveness-never-dead",
         "is_alive() reports the component's own flag and never notices a dead actor",
         "shared/seeds/001 (NexRL check_module_liveness)",
-        ("killed/local/user/buffer-sigkill>teardown",),
-        {"buffer": _liveness_never_dead, "collector": _liveness_never_dead},
+        ("killed/local/user/buffer-sigkill>teardown", "walk/local/user/seed-4"),
+        {"buffer": _liveness_never_dead, "collector": _liveness_never_dead,
+         "evaluator": _liveness_never_dead},
     ),
     Regression(
         "close-not-idempotent",
@@ -168,6 +222,43 @@ REGRESSIONS = {r.id: r for r in (
         ("killed/local/user/evaluator-hang>teardown",),
         {"evaluator": _eval_unbounded_shutdown},
     ),
+    Regression(
+        "background-shutdown-noop",
+        "collector.shutdown() returns at once while the background thread runs, "
+        "leaving the thread and the actors running",
+        "a teardown that delegates to a background thread which never checks for it",
+        ("background/local/user/stop-from-main",),
+        {"collector": _background_shutdown_noop},
+    ),
+    Regression(
+        "closed-buffer-index-error",
+        "buffer.sample() after close() raises IndexError instead of a closed error",
+        "torchrl RayReplayBuffer after close(): delattr(_rb), then AttributeError on use",
+        ("use_after_close/local/user/buffer",),
+        {"buffer": _closed_buffer_index_error},
+    ),
+    Regression(
+        "from-name-owns-actor",
+        "a from_name handle's shutdown() kills the named actor it does not own",
+        "torchrl RayEvalWorker.shutdown() kills the actor for every handle",
+        ("named/local/user/peer-then-owner",),
+        {"evaluator": _from_name_owns_actor},
+    ),
+    Regression(
+        "construct-leaks-actors",
+        "a failing constructor forgets the actors it already created",
+        "a constructor without cleanup on error",
+        ("construction_failure/local/user/collector-unknown_env",),
+        {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
+    ),
+    Regression(
+        "exit-hangs-on-thread",
+        "start() also starts a non-daemon thread that only shutdown() stops: an "
+        "interpreter exit with the collector open never finishes",
+        "a non-daemon background thread",
+        ("exit/local/user/background-running",),
+        {"collector": _exit_hangs},
+    ),
 )}
 
 
@@ -182,24 +273,8 @@ class RegressionAdapter(ReferenceAdapter):
         super().__init__()
         self.regression = regression
         self.name = f"regression:{regression.id}"
-        impl = self.impl
-        bases = {"collector": impl.RayCollector, "buffer": impl.RayReplayBuffer,
-                 "evaluator": impl.RayEvalWorker}
-        self.classes = {k: regression.overrides.get(k, lambda b: b)(b) for k, b in bases.items()}
-
-    def make_buffer(self, spec):
-        return self._with("buffer", super().make_buffer, spec)
-
-    def make_collector(self, spec, buffer=None):
-        return self._with("collector", super().make_collector, spec, buffer)
-
-    def make_evaluator(self, spec):
-        return self._with("evaluator", super().make_evaluator, spec)
-
-    def _with(self, kind, build, *args):
-        obj = build(*args)
-        obj.__class__ = self.classes[kind]  # same state, buggy methods
-        return obj
+        for kind, override in regression.overrides.items():
+            self.classes[kind] = override(self.classes[kind])
 
 
 def make(regression_id: str) -> RegressionAdapter:

@@ -183,6 +183,8 @@ def interpreter_exit(fixture, owner):
         *build(fixture, ALL), *warm_up(ALL), op("ray_shutdown")])
 
 
+from conformance.catalog.walks import walks  # noqa: E402 - a family like the others
+
 FAMILIES = {
     "early_break": early_break,
     "exhaustion": exhaustion,
@@ -194,4 +196,5 @@ FAMILIES = {
     "named": named,
     "construction_failure": construction_failure,
     "exit": interpreter_exit,
+    "walk": walks,
 }

@@ -1,6 +1,147 @@
-"""Random lifecycle walks: seeded op sequences, replayable and shrinkable."""
+"""Random lifecycle walks: seeded op sequences, replayable and shrinkable.
+
+Like Hypothesis' ``RuleBasedStateMachine``, a small model of the components'
+state (built, open, killed, closed; Ray up) gives each rule its
+precondition; a seed fixes every choice, so ``walk/<fixture>/<owner>/seed-<n>``
+always names the same sequence. ``shrink`` removes operations while the run
+keeps failing the same oracles (delta debugging), to a minimal sequence.
+"""
 from __future__ import annotations
 
+import random
 
-def walk_from_id(scenario_id: str):
-    return None
+from conformance.catalog.build import place_args, requirements
+from conformance.scenario import Op, Scenario
+
+QUICK_SEEDS = (4,)
+FULL_SEEDS = tuple(range(1, 11))
+KILL_HOWS = ("ray_kill", "sigkill", "exit", "hang")
+
+
+class _Model:
+    def __init__(self, fixture: str, owner: str):
+        self.fixture, self.owner = fixture, owner
+        self.built, self.closed, self.killed = set(), set(), set()
+        self.ray_up, self.started, self.buffer_mode = True, False, False
+        self.hung = False  # after a hung actor, only teardown (anything else may wait forever)
+
+    def open(self, comp):
+        return comp in self.built and comp not in self.closed
+
+    def usable(self, comp):
+        return self.open(comp) and comp not in self.killed and self.ray_up
+
+    def rules(self):
+        """(weight, op) pairs whose preconditions hold."""
+        out = []
+        if self.hung:
+            return [(1, Op("teardown", c)) for c in sorted(self.built - self.closed)]
+        for comp in ("buffer", "collector", "evaluator"):
+            if comp not in self.built and self.ray_up:
+                args = dict(place_args(self.fixture, comp))
+                if comp == "collector" and self.usable("buffer"):
+                    args["buffer"] = True
+                out.append((3, Op("construct", comp, args)))
+        if self.usable("collector") and not self.started:
+            out.append((3, Op("iterate", "collector", {"batches": 1})))
+            if self.buffer_mode and self.usable("buffer"):
+                out.append((1, Op("start", "collector")))
+        if self.usable("buffer") and (self.buffer_mode or self.started):
+            out.append((1, Op("check_data", "buffer")))
+        if self.usable("evaluator"):
+            out.append((2, Op("submit", "evaluator")))
+            out.append((1, Op("poll", "evaluator", {"timeout": 1})))
+        for comp in self.built - self.closed - self.killed:
+            if self.ray_up:
+                out.append((1, Op("kill", comp, {"how": "__how__"})))
+        for comp in self.built - self.closed:
+            out.append((2, Op("teardown", comp)))
+        for comp in self.closed:
+            out.append((1, Op("teardown", comp)))
+        if self.owner == "user" and self.ray_up and self.built:
+            out.append((1, Op("ray_shutdown")))
+        return out
+
+    def apply(self, op: Op):
+        if op.verb == "construct":
+            self.built.add(op.target)
+            self.buffer_mode |= bool(op.args.get("buffer"))
+        elif op.verb == "start":
+            self.started = True
+        elif op.verb == "kill":
+            self.killed.add(op.target)
+            self.hung |= op.args.get("how") == "hang"
+        elif op.verb == "teardown":
+            self.closed.add(op.target)
+        elif op.verb == "ray_shutdown":
+            self.ray_up = False
+
+
+def generate(seed: int, fixture: str, owner: str, length: int = 8) -> tuple[Op, ...]:
+    rng = random.Random(f"{seed}/{fixture}/{owner}")
+    model = _Model(fixture, owner)
+    ops = []
+    while len(ops) < length:
+        rules = model.rules()
+        if not rules:
+            break
+        op = rng.choices([o for _, o in rules], weights=[w for w, _ in rules])[0]
+        if op.args.get("how") == "__how__":
+            op = Op("kill", op.target, {"how": rng.choice(KILL_HOWS)})
+        model.apply(op)
+        ops.append(op)
+        if op.verb == "kill" and op.args["how"] != "hang":
+            ops.append(Op("check_alive", op.target, {"expect": False}))
+    # end like a careful user: everything still open is torn down
+    for comp in ("collector", "evaluator", "buffer"):
+        if model.open(comp):
+            ops.append(Op("teardown", comp))
+    return tuple(ops)
+
+
+def walk(seed: int, fixture: str, owner: str, quick: bool = False) -> Scenario:
+    ops = generate(seed, fixture, owner)
+    return Scenario(family="walk", fixture=fixture, owner=owner, variant=f"seed-{seed}",
+                    ops=ops, spec={"num_collectors": 1}, requires=requirements(ops),
+                    profiles=("quick", "full") if quick else ("full",), seed=seed)
+
+
+def walks(fixture: str, owner: str):
+    for seed in FULL_SEEDS:
+        yield walk(seed, fixture, owner, quick=(seed in QUICK_SEEDS and owner == "user"))
+
+
+def walk_from_id(scenario_id: str) -> Scenario | None:
+    """Any seed, not only the catalog's: ``walk/local/user/seed-1234``."""
+    parts = scenario_id.split("/")
+    if len(parts) != 4 or parts[0] != "walk" or not parts[3].startswith("seed-"):
+        return None
+    seed = int(parts[3][len("seed-"):])
+    return walk(seed, parts[1], parts[2], quick=seed in QUICK_SEEDS)
+
+
+def shrink(scenario: Scenario, still_fails) -> Scenario:
+    """The smallest scenario (by removing ops) for which ``still_fails`` holds.
+
+    ``still_fails(candidate) -> bool`` runs the candidate (ddmin-style: try
+    removing chunks of halving size, then single ops, until nothing goes).
+    """
+    ops = list(scenario.ops)
+
+    def candidate(kept):
+        return Scenario(family=scenario.family, fixture=scenario.fixture, owner=scenario.owner,
+                        variant=scenario.variant + "-shrunk", ops=tuple(kept),
+                        spec=scenario.spec, requires=requirements(kept), seed=scenario.seed)
+
+    chunk = max(1, len(ops) // 2)
+    while chunk >= 1:
+        i, progressed = 0, False
+        while i < len(ops):
+            kept = ops[:i] + ops[i + chunk:]
+            if kept and still_fails(candidate(kept)):
+                ops, progressed = kept, True
+            else:
+                i += chunk
+        if not progressed:
+            chunk //= 2
+    return candidate(ops)

@@ -135,6 +135,15 @@ def test_watchdog_timeout_is_a_hang():
     assert decide(run)[0] == "hang"
 
 
+def test_interpreter_exit_that_never_finishes_is_a_hang():
+    recs = [{"phase": "final", "ray": RAY, "threads": [], "actors": {}, "job_actors": {},
+             "actor_pids_alive": {}}, {"phase": "exiting", "bound": 15.0}]
+    run = run_of(recs, exit_code=1, stderr="Timeout (0:00:15)!\nThread 0x1 (most recent call first):\n")
+    verdict, violations = decide(run)
+    assert verdict == "hang"
+    assert violations["no_hang"] == ["the interpreter exit did not finish within 15.0s"]
+
+
 def test_leftover_process_and_thread_fail():
     final = {"phase": "final", "ray": RAY, "actors": {}, "job_actors": {},
              "actor_pids_alive": {},

@@ -1,0 +1,67 @@
+"""The conformance adapter of myfork: ``--impl myfork_adapter:MyForkAdapter``.
+
+Maps the suite's Spec onto myfork's constructors and verbs. The verbs the
+base class assumes (iter(collector), collector.start(), buffer.sample/extend,
+len(buffer), evaluator.submit/poll, is_alive()) match myfork's API, so only
+construction, teardown and introspection are written here.
+"""
+from __future__ import annotations
+
+from conformance.adapter import Adapter, Spec
+
+import myfork
+
+CPUS = 0.25  # small, so a scenario's actors fit the fixtures' nodes
+
+
+def random_policy(env):
+    """Eval policy maker (module level: Ray workers import it by name)."""
+    return lambda obs: env.action_space.sample()
+
+
+class MyForkAdapter(Adapter):
+    name = "myfork"
+    features = frozenset({"sync", "async", "buffer_mode", "background", "evaluator",
+                          "named_evaluator", "shutdown_ray", "liveness", "ready_timeout"})
+    closed_errors = (myfork.ComponentClosedError,)
+    teardown_bound = 10.0
+
+    def _opts(self, spec: Spec, component: str) -> dict:
+        return {"num_cpus": CPUS, **spec.resources.get(component, {})}
+
+    def make_buffer(self, spec: Spec):
+        return myfork.RayReplayBuffer(
+            spec.buffer_capacity, remote_config=self._opts(spec, "buffer"),
+            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
+
+    def make_collector(self, spec: Spec, buffer=None):
+        return myfork.RayCollector(
+            spec.env_id, None, frames_per_batch=spec.frames_per_batch,
+            total_frames=spec.total_frames, sync=spec.sync,
+            num_collectors=spec.num_collectors, replay_buffer=buffer,
+            remote_configs=self._opts(spec, "collector"),
+            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
+
+    def make_evaluator(self, spec: Spec):
+        opts = self._opts(spec, "evaluator")
+        named = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
+        return myfork.RayEvalWorker(
+            None, spec.env_id, random_policy, num_cpus=opts.pop("num_cpus"),
+            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
+            **named, **opts)
+
+    def connect_evaluator(self, spec: Spec):
+        return myfork.RayEvalWorker.from_name(
+            spec.actor_name, spec.namespace, shutdown_timeout=spec.teardown_timeout)
+
+    def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
+        if component == "buffer":
+            obj.close(shutdown_ray=shutdown_ray)
+        else:  # collector, evaluator
+            obj.shutdown(shutdown_ray=shutdown_ray)
+
+    def actors(self, component: str, obj) -> list:
+        return list(obj._actors)  # the Ray actor handles the component created
+
+    def versions(self) -> dict:
+        return {"myfork": "0.1.0"}

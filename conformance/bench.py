@@ -1,0 +1,150 @@
+"""Scenario throughput benchmark: ``python -m conformance bench``.
+
+Prints scenario instances per minute for a profile run with ``-n 2``, the
+median scenario wall time per fixture next to that fixture's floor (a bare
+driver that only does the fixture's init or connect, creates one actor whose
+module imports torch, kills it and shuts down), and the peak memory (PSS) of
+every process of the run. A benchmark, not a test: it prints figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import ray
+import torch  # noqa: F401 - the floor actor's module imports torch, as ours do
+
+
+@ray.remote(num_cpus=0.25)
+class FloorActor:
+    def ping(self) -> int:
+        return os.getpid()
+
+
+def floor_driver(info_json: str) -> int:
+    """The floor: init/connect, one torch-importing actor, kill, shutdown."""
+    info = json.loads(info_json)
+    if info["kind"] == "local":
+        ray.init(**info["init"])
+    else:
+        ray.init(address=info["address"])
+    actor = FloorActor.remote()
+    ray.get(actor.ping.remote())
+    ray.kill(actor)
+    ray.shutdown()
+    return 0
+
+
+def measure_floor(kind: str, repeats: int) -> list[float]:
+    from fixtures.runner import driver_request, run_driver
+    from fixtures.session import SessionResources
+
+    session = SessionResources(preload=["conformance.bench"])
+    try:
+        times = []
+        for _ in range(repeats + 1):  # the first run warms the fixture up
+            fixture, info = session.prepare(kind)
+            workdir = tempfile.mkdtemp(prefix="rlc-floor-")
+            req = driver_request("conformance.bench", "floor_driver", [json.dumps(info)],
+                                 session.next_driver_marker(), workdir, fixture.driver_env())
+            t0 = time.monotonic()
+            out = run_driver(session.zygote, req, 120)
+            times.append(time.monotonic() - t0)
+            if out.exit_code != 0:
+                raise RuntimeError(f"floor driver failed: {out.stderr[-2000:]}")
+        return times[1:]
+    finally:
+        session.close()
+
+
+class MemorySampler(threading.Thread):
+    """Samples the summed PSS of a process tree plus every process of a run."""
+
+    def __init__(self, root_pid: int, run_id: str, period: float = 1.0):
+        super().__init__(daemon=True)
+        self.root_pid, self.run_id, self.period = root_pid, run_id, period
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        import psutil
+
+        from fixtures import procs
+
+        while not self.stop.wait(self.period):
+            seen = {}
+            try:
+                root = psutil.Process(self.root_pid)
+                for p in [root, *root.children(recursive=True)]:
+                    seen[p.pid] = p
+            except psutil.Error:
+                pass
+            for p in procs.find_marked(self.run_id):
+                seen[p.pid] = p
+            total = 0
+            for p in seen.values():
+                try:
+                    total += p.memory_full_info().pss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+
+
+def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> dict:
+    run_id = f"rlc-bench{uuid.uuid4().hex[:6]}"
+    report = os.path.join(tempfile.mkdtemp(prefix="rlc-bench-"), "report.json")
+    cmd = [sys.executable, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider",
+           "-n", str(workers), "--profile", profile, "--ray-fixture", fixtures,
+           "--conformance-report", report, *extra]
+    env = {**os.environ, "RLC_RUN_ID": run_id}
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sampler = MemorySampler(proc.pid, run_id)
+    sampler.start()
+    proc.wait()
+    wall = time.monotonic() - t0
+    sampler.stop.set()
+    with open(report) as f:
+        doc = json.load(f)
+    return {"wall": wall, "doc": doc, "peak_pss": sampler.peak, "exit": proc.returncode}
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m conformance bench")
+    p.add_argument("--profile", default="quick")
+    p.add_argument("-n", "--workers", type=int, default=2)
+    p.add_argument("--fixtures", default="local,multinode")
+    p.add_argument("--floor-repeats", type=int, default=5)
+    p.add_argument("pytest_args", nargs="*")
+    args = p.parse_args(argv)
+    kinds = args.fixtures.split(",")
+    floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
+    res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
+    ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
+    per_min = len(ran) / res["wall"] * 60
+    print(f"profile {args.profile}, -n {args.workers}: {len(ran)} scenarios in "
+          f"{res['wall']:.0f}s = {per_min:.1f} scenarios/min (target >= 30); "
+          f"verdicts {res['doc']['summary']}")
+    print(f"peak memory (PSS, all processes of the run): {res['peak_pss'] / 2**30:.2f} GiB "
+          "(target < 8 GiB)")
+    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6}  (target ratio <= 1.25)")
+    for k in kinds:
+        times = [s["duration"] for s in ran if s["fixture"] == k]
+        if not times:
+            continue
+        med = statistics.median(times)
+        print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""The CI decision from a report: ``python -m conformance gate REPORT.json``.
+
+Exit 0 when there is no new failure, 1 otherwise. A new failure is a
+``fail``, ``crash``, ``hang`` or ``setup-error`` whose id is not in the
+known-failures file the run used (report entries carry ``known_failure``).
+Listed scenarios that now pass are reported and do not fail the gate.
+Exit 2 when the report is missing or unreadable (the run did not produce
+one: that is red too).
+"""
+from __future__ import annotations
+
+import sys
+
+from conformance import report
+from conformance.summary import first_violation
+
+
+def decide(doc: dict, out=sys.stdout) -> int:
+    g = report.gate(doc)
+    n = len(doc["scenarios"])
+    for s in g["new_failures"]:
+        print(f"NEW {s['verdict'].upper()}: {s['id']}  [{', '.join(s.get('oracles') or [])}]",
+              file=out)
+        print(f"    {first_violation(s)}", file=out)
+        print(f"    repro: {s.get('repro', '')}", file=out)
+    for s in g["unexpected_passes"]:
+        print(f"unexpected pass: {s['id']} (listed: {s['known_failure']}): "
+              "remove it from the known-failures file", file=out)
+    known = len(g["known_failures"])
+    if g["new_failures"]:
+        print(f"gate: FAILED: {len(g['new_failures'])} new failure(s) in {n} scenarios of "
+              f"{doc['impl']} ({known} known failure(s) still failing)", file=out)
+        return 1
+    print(f"gate: passed: no new failure in {n} scenarios of {doc['impl']} "
+          f"({known} known failure(s) still failing, "
+          f"{len(g['unexpected_passes'])} unexpected pass(es))", file=out)
+    return 0
+
+
+def main(args) -> int:
+    try:
+        doc = report.load(args.report)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"gate: FAILED: no usable report: {exc}", file=sys.stderr)
+        return 2
+    return decide(doc)

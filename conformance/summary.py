@@ -1,0 +1,193 @@
+"""A conformance report as Markdown: ``python -m conformance summary REPORT.json``.
+
+Fit for a GitHub step summary (``>> $GITHUB_STEP_SUMMARY``): a header with
+the implementation and versions, a family x fixture matrix (passed/total per
+cell, marked when something failed), every new failure with its verdict,
+failing oracles, first violation and repro command, then short sections for
+known failures, unexpected passes and skips. The classification is
+:func:`conformance.report.gate`'s, so this page and the gate always agree.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from conformance import report
+
+BAD = ("fail", "crash", "hang", "setup-error")
+#: versions shown first in headers, when present; the rest follow
+KEY_VERSIONS = ("ray", "torch", "torchrl", "tensordict", "gymnasium", "python")
+NEW_MARK = "❌"
+KNOWN_MARK = "⚠️"
+
+
+def family_order(families) -> list[str]:
+    """Families in catalog order, unknown ones after, alphabetically."""
+    try:
+        from conformance.catalog.families import FAMILIES
+        order = list(FAMILIES)
+    except Exception:  # a report read far from the catalog
+        order = []
+    known = [f for f in order if f in families]
+    return known + sorted(set(families) - set(known))
+
+
+def fixture_order(fixtures) -> list[str]:
+    try:
+        from conformance.scenario import FIXTURES
+        order = list(FIXTURES)
+    except Exception:
+        order = []
+    known = [f for f in order if f in fixtures]
+    return known + sorted(set(fixtures) - set(known))
+
+
+def version_items(versions: dict) -> list[tuple[str, str]]:
+    keys = [k for k in KEY_VERSIONS if k in versions]
+    keys += sorted(k for k in versions if k not in KEY_VERSIONS)
+    return [(k, str(versions[k])) for k in keys]
+
+
+def first_violation(entry: dict) -> str:
+    """The first violation line of the first failing oracle (or a fallback)."""
+    violations = (entry.get("evidence") or {}).get("violations") or {}
+    for oracle in entry.get("oracles") or list(violations):
+        msgs = violations.get(oracle) or []
+        if msgs:
+            return f"[{oracle}] {str(msgs[0]).splitlines()[0] if str(msgs[0]) else ''}"
+    ev = entry.get("evidence") or {}
+    if ev.get("signal"):
+        return f"driver killed by signal {ev['signal']}"
+    if ev.get("exit_code"):
+        return f"driver exit code {ev['exit_code']}"
+    return "(no violation recorded)"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks in ``text``."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def grid(doc: dict) -> tuple[list[str], list[str], dict]:
+    """Families, fixtures and {(family, fixture): Counter(verdict / 'new' / 'known')}."""
+    g = report.gate(doc)
+    new = {s["id"] for s in g["new_failures"]}
+    cells: dict = defaultdict(Counter)
+    for s in doc["scenarios"]:
+        c = cells[(s["family"], s["fixture"])]
+        c[s["verdict"]] += 1
+        c["total"] += 1
+        if s["verdict"] in BAD:
+            c["new" if s["id"] in new else "known"] += 1
+    families = family_order({f for f, _ in cells})
+    fixtures = fixture_order({x for _, x in cells})
+    return families, fixtures, cells
+
+
+def _count_cell(c: Counter) -> str:
+    if not c["total"]:
+        return "–"
+    text = f"{c['pass']}/{c['total']}"
+    if c["new"]:
+        text += f" {NEW_MARK}"
+    elif c["known"]:
+        text += f" {KNOWN_MARK}"
+    if c["skip"]:
+        text += f" ({c['skip']} skip)"
+    return text
+
+
+def render(doc: dict) -> str:
+    g = report.gate(doc)
+    scenarios = doc["scenarios"]
+    counts = Counter(s["verdict"] for s in scenarios)
+    out = [f"# Lifecycle conformance: {_code(doc['impl'])}", ""]
+    out.append(" · ".join(f"{k} {_code(v)}" for k, v in version_items(doc.get("versions", {})))
+               + (f" · generated {doc['generated']}" if doc.get("generated") else ""))
+    out.append("")
+    tally = ", ".join(f"{counts[v]} {v}" for v in ("pass", *BAD, "skip") if counts[v])
+    if g["new_failures"]:
+        verdict = f"{NEW_MARK} **gate: red**: {len(g['new_failures'])} new failure(s)"
+    else:
+        verdict = "✅ **gate: green**: no new failure"
+    out += [f"{verdict}. {len(scenarios)} scenarios: {tally or 'none'}."]
+    if g["known_failures"] or g["unexpected_passes"]:
+        out[-1] += (f" Known failures still failing: {len(g['known_failures'])};"
+                    f" unexpected passes: {len(g['unexpected_passes'])}.")
+    out.append("")
+
+    families, fixtures, cells = grid(doc)
+    out += ["## Family × fixture", "",
+            f"passed/total per cell; {NEW_MARK} a new failure, {KNOWN_MARK} known failures only.",
+            ""]
+    out.append("| family | " + " | ".join(fixtures) + " | all |")
+    out.append("| --- | " + " | ".join("---:" for _ in fixtures) + " | ---: |")
+    col_totals = {fx: Counter() for fx in fixtures}
+    for fam in families:
+        row_total = Counter()
+        row = []
+        for fx in fixtures:
+            c = cells.get((fam, fx), Counter())
+            row.append(_count_cell(c))
+            row_total.update(c)
+            col_totals[fx].update(c)
+        out.append(f"| {fam} | " + " | ".join(row) + f" | {_count_cell(row_total)} |")
+    all_total = Counter()
+    for c in col_totals.values():
+        all_total.update(c)
+    out.append("| **all** | " + " | ".join(f"**{_count_cell(col_totals[fx])}**" for fx in fixtures)
+               + f" | **{_count_cell(all_total)}** |")
+    out.append("")
+
+    if g["new_failures"]:
+        out += [f"## {NEW_MARK} New failures ({len(g['new_failures'])})", ""]
+        for s in g["new_failures"]:
+            oracles = ", ".join(_code(o) for o in s.get("oracles") or []) or "none"
+            out += [f"### {_code(s['id'])}: {s['verdict'].upper()}", "",
+                    f"- failing oracles: {oracles}",
+                    f"- first violation: {_code(first_violation(s))}",
+                    "- reproduce:", "", "  ```bash", f"  {s.get('repro', '')}", "  ```", ""]
+
+    if g["known_failures"]:
+        out += [f"## {KNOWN_MARK} Known failures ({len(g['known_failures'])})", "",
+                "Listed in the known-failures file; they do not turn the gate red.", "",
+                "| scenario | verdict | failing oracles | reason (known-failures file) |",
+                "| --- | --- | --- | --- |"]
+        for s in g["known_failures"]:
+            out.append(f"| {_cell(_code(s['id']))} | {s['verdict']} | "
+                       f"{_cell(', '.join(s.get('oracles') or [])) or '–'} | "
+                       f"{_cell(str(s['known_failure']))} |")
+        out.append("")
+
+    if g["unexpected_passes"]:
+        out += [f"## Unexpected passes ({len(g['unexpected_passes'])})", "",
+                "Listed as known failures but passed: remove them from the known-failures file.",
+                ""]
+        out += [f"- {_code(s['id'])} (listed: {s['known_failure']})"
+                for s in g["unexpected_passes"]]
+        out.append("")
+
+    skipped = [s for s in scenarios if s["verdict"] == "skip"]
+    if skipped:
+        out += [f"## Skipped ({len(skipped)})", ""]
+        out += [f"- {_code(s['id'])}: {(s.get('evidence') or {}).get('reason', '')}"
+                for s in skipped]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(args) -> int:
+    doc = report.load(args.report)
+    text = render(doc)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        print(text, end="")
+    return 0
