@@ -55,7 +55,9 @@ tbody th .fam { color: #8c959f; }
 tr.family th, tr.family td { background: #eaeef2; font-weight: 600; font-family: inherit;
                               font-size: 13px; border-top: 12px solid #fff; }
 tr.family td { text-align: center; font-weight: 400; font-size: 12px; }
-td.v { text-align: center; min-width: 92px; font-size: 12px; font-weight: 600; }
+td.v, thead th.col { width: 168px; min-width: 168px; max-width: 168px; }
+td.v { text-align: center; font-size: 12px; font-weight: 600; border-left: 2px solid #fff; }
+tr.family td.bad { color: #a40e26; font-weight: 600; }
 td.v-pass { background: #dafbe1; color: #116329; font-weight: 400; }
 td.v-fail { background: #ffcecb; color: #a40e26; }
 td.v-crash { background: #a40e26; color: #fff; }
@@ -155,7 +157,7 @@ def render_html(docs: list[dict], sources: list[str]) -> str:
     out += ["<table>", "<thead><tr><th class=\"corner\">scenario</th>"]
     for doc in docs:
         impl, versions = column_label(doc)
-        out.append(f'<th><span class="impl">{e(impl)}</span>'
+        out.append(f'<th class="col"><span class="impl">{e(impl)}</span>'
                    + "".join(f'<span class="ver">{e(v)}</span>' for v in versions)
                    + f'<span class="tally">{e(_tally(doc["scenarios"]))}</span></th>')
     out.append("</tr></thead><tbody>")
@@ -164,7 +166,9 @@ def render_html(docs: list[dict], sources: list[str]) -> str:
         for idx in index:
             got = [idx[i] for i in members if i in idx]
             passed = sum(1 for s in got if s["verdict"] == "pass")
-            out.append(f"<td>{passed}/{len(got)} pass</td>" if got else "<td>–</td>")
+            bad = sum(1 for s in got if s["verdict"] in BAD)
+            cls = ' class="bad"' if bad else ""
+            out.append(f"<td{cls}>{passed}/{len(got)} pass</td>" if got else "<td>–</td>")
         out.append("</tr>")
         for sid in members:
             rest = sid[len(fam) + 1:] if sid.startswith(fam + "/") else sid

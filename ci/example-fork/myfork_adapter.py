@@ -8,15 +8,14 @@ construction, teardown and introspection are written here.
 from __future__ import annotations
 
 from conformance.adapter import Adapter, Spec
+# The eval policy maker is pickled by reference: Ray workers must import its
+# module. The suite's root is always on their PYTHONPATH; the fork's root is
+# too, if given as an absolute path.
+from conformance.adapters.reference import random_policy_maker
 
 import myfork
 
 CPUS = 0.25  # small, so a scenario's actors fit the fixtures' nodes
-
-
-def random_policy(env):
-    """Eval policy maker (module level: Ray workers import it by name)."""
-    return lambda obs: env.action_space.sample()
 
 
 class MyForkAdapter(Adapter):
@@ -46,7 +45,7 @@ class MyForkAdapter(Adapter):
         opts = self._opts(spec, "evaluator")
         named = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
         return myfork.RayEvalWorker(
-            None, spec.env_id, random_policy, num_cpus=opts.pop("num_cpus"),
+            None, spec.env_id, random_policy_maker, num_cpus=opts.pop("num_cpus"),
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
             **named, **opts)
 
@@ -64,4 +63,4 @@ class MyForkAdapter(Adapter):
         return list(obj._actors)  # the Ray actor handles the component created
 
     def versions(self) -> dict:
-        return {"myfork": "0.1.0"}
+        return {"myfork": myfork.__version__}

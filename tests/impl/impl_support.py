@@ -53,12 +53,23 @@ def ray_processes() -> list[psutil.Process]:
     """Processes of the Ray this test process started: its descendants, and
     any process (also orphaned ones) whose command line names its temp dir."""
     me = psutil.Process()
-    found = {p.pid: p for p in me.children(recursive=True)}
+    # Descendants that are Ray's (workers "ray::...", binaries and agents under
+    # site-packages/ray/); other children, e.g. orphans adopted by a subreaper
+    # set up by another test module in this worker, are not ours to judge.
+    found = {p.pid: p for p in me.children(recursive=True) if _is_ray(p)}
     for p in psutil.process_iter(["cmdline"]):
         if ray_temp_dir() in " ".join(p.info["cmdline"] or ()):
             found.setdefault(p.pid, p)
     found.pop(me.pid, None)
     return [p for p in found.values() if _running(p)]
+
+
+def _is_ray(p: psutil.Process) -> bool:
+    try:
+        cmd = " ".join(p.cmdline())
+    except psutil.Error:
+        return False
+    return cmd.startswith("ray::") or "/ray/" in cmd
 
 
 def _running(p: psutil.Process) -> bool:

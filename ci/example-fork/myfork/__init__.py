@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import impl
 
+__version__ = "0.1.0"
 __all__ = ["RayCollector", "RayReplayBuffer", "RayEvalWorker", "ComponentClosedError"]
 
 ComponentClosedError = impl.ComponentClosedError
