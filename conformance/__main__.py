@@ -143,7 +143,10 @@ def _lazy(module: str):
 
 
 def main(argv=None) -> int:
+    from conformance.plugin import absolute_pythonpath
+
     os.environ.update(RAY_ENV)
+    absolute_pythonpath()
     p = argparse.ArgumentParser(prog="python -m conformance")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("repro", help="rerun one scenario alone")

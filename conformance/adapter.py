@@ -3,7 +3,7 @@
 An adapter maps one small :class:`Spec` onto an implementation's constructors
 and verbs, and declares which features it supports so that a scenario that
 needs a missing feature is skipped with the reason. Subclass :class:`Adapter`
-and override what differs; ``conformance/adapters/example_fork.py`` is a
+and override what differs; ``ci/example-fork/myfork_adapter.py`` is a
 worked example in about 50 lines.
 """
 from __future__ import annotations

@@ -11,6 +11,7 @@ file. The HTML is self-contained (inline CSS, no script, no external asset).
 from __future__ import annotations
 
 import html
+import sys
 import time
 from collections import Counter
 
@@ -45,7 +46,8 @@ th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; white-space: no
 thead th { position: sticky; top: 0; z-index: 2; background: #f6f8fa; vertical-align: bottom;
            text-align: center; border-bottom: 2px solid #8c959f; font-weight: 600; }
 thead th.corner { text-align: left; left: 0; z-index: 3; }
-thead th .impl { font-size: 13px; }
+thead th.col { white-space: normal; overflow-wrap: anywhere; padding: 6px 6px; }
+thead th .impl { font-size: 13px; display: block; }
 thead th .ver { display: block; font-weight: 400; color: var(--muted); font-size: 11px; }
 thead th .tally { display: block; font-weight: 400; font-size: 11px; margin-top: 2px; }
 tbody th { position: sticky; left: 0; z-index: 1; background: #fff; text-align: left;
@@ -54,10 +56,12 @@ tbody th { position: sticky; left: 0; z-index: 1; background: #fff; text-align: 
 tbody th .fam { color: #8c959f; }
 tr.family th, tr.family td { background: #eaeef2; font-weight: 600; font-family: inherit;
                               font-size: 13px; border-top: 12px solid #fff; }
+tr.family th { border-right: none; }
 tr.family td { text-align: center; font-weight: 400; font-size: 12px; }
 td.v, thead th.col { width: 168px; min-width: 168px; max-width: 168px; }
 td.v { text-align: center; font-size: 12px; font-weight: 600; border-left: 2px solid #fff; }
 tr.family td.bad { color: #a40e26; font-weight: 600; }
+tr.family td.known-only { color: #9a6700; font-weight: 600; }
 td.v-pass { background: #dafbe1; color: #116329; font-weight: 400; }
 td.v-fail { background: #ffcecb; color: #a40e26; }
 td.v-crash { background: #a40e26; color: #fff; }
@@ -67,6 +71,8 @@ td.v-skip { background: #f6f8fa; color: #8c959f; font-weight: 400; }
 td.v-none { background: #fff; color: #afb8c1; font-weight: 400; }
 td.known { background-image: repeating-linear-gradient(135deg, transparent 0 5px,
            rgba(255,255,255,.55) 5px 10px); }
+td.v-crash.known { background-image: repeating-linear-gradient(135deg, transparent 0 5px,
+                   rgba(0,0,0,.28) 5px 10px); }
 td.known::after { content: " known"; font-weight: 400; font-size: 10px; }
 td.unexpected { box-shadow: inset 0 0 0 2px #1a7f37; }
 td.unexpected::after { content: " unexpected"; font-size: 10px; }
@@ -130,7 +136,9 @@ def classify(entry: dict | None) -> tuple[str, list[str], str]:
 
 def _tally(scenarios) -> str:
     c = Counter(s["verdict"] for s in scenarios)
-    return " · ".join(f"{c[v]} {v}" for v in ("pass", *BAD, "skip") if c[v])
+    known = sum(1 for s in scenarios if s["verdict"] in BAD and s.get("known_failure"))
+    text = " · ".join(f"{c[v]} {v}" for v in ("pass", *BAD, "skip") if c[v])
+    return text + (f" ({known} known)" if known else "")
 
 
 def render_html(docs: list[dict], sources: list[str]) -> str:
@@ -155,10 +163,12 @@ def render_html(docs: list[dict], sources: list[str]) -> str:
     out.append('<span style="box-shadow:inset 0 0 0 2px #1a7f37;border-color:#1a7f37">'
                "unexpected pass (outlined)</span></div>")
     out += ["<table>", "<thead><tr><th class=\"corner\">scenario</th>"]
-    for doc in docs:
+    for doc, source in zip(docs, sources):
         impl, versions = column_label(doc)
-        out.append(f'<th class="col"><span class="impl">{e(impl)}</span>'
+        impl_html = e(impl).replace(":", ":<wbr>").replace(".", ".<wbr>")
+        out.append(f'<th class="col" title="{e(source)}"><span class="impl">{impl_html}</span>'
                    + "".join(f'<span class="ver">{e(v)}</span>' for v in versions)
+                   + (f'<span class="ver">{e(doc["generated"])}</span>' if doc.get("generated") else "")
                    + f'<span class="tally">{e(_tally(doc["scenarios"]))}</span></th>')
     out.append("</tr></thead><tbody>")
     for fam, members in groups:
@@ -166,8 +176,9 @@ def render_html(docs: list[dict], sources: list[str]) -> str:
         for idx in index:
             got = [idx[i] for i in members if i in idx]
             passed = sum(1 for s in got if s["verdict"] == "pass")
-            bad = sum(1 for s in got if s["verdict"] in BAD)
-            cls = ' class="bad"' if bad else ""
+            bad = [s for s in got if s["verdict"] in BAD]
+            cls = (' class="bad"' if any(not s.get("known_failure") for s in bad)
+                   else ' class="known-only"' if bad else "")
             out.append(f"<td{cls}>{passed}/{len(got)} pass</td>" if got else "<td>–</td>")
         out.append("</tr>")
         for sid in members:
@@ -208,7 +219,8 @@ def render_markdown(docs: list[dict]) -> str:
         tallies = []
         for idx in index:
             got = [idx[i] for i in members if i in idx]
-            tallies.append(f"**{sum(s['verdict'] == 'pass' for s in got)}/{len(got)}**")
+            tallies.append(f"**{sum(s['verdict'] == 'pass' for s in got)}/{len(got)}**"
+                           if got else "–")
         out.append(f"| **{fam}** | " + " | ".join(tallies) + " |")
         for sid in members:
             cells = []
@@ -232,14 +244,14 @@ def render_markdown(docs: list[dict]) -> str:
 
 
 def main(args) -> int:
-    docs = [report.load(p) for p in args.reports]
-    if not args.html and not args.markdown:
-        print("matrix: give --html OUT.html and/or --markdown OUT.md")
+    try:
+        docs = [report.load(p) for p in args.reports]
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
         return 2
-    if args.html:
-        with open(args.html, "w") as f:
-            f.write(render_html(docs, args.reports))
-        print(f"matrix: {args.html}")
+    with open(args.html, "w") as f:
+        f.write(render_html(docs, args.reports))
+    print(f"matrix: {args.html}")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(render_markdown(docs))

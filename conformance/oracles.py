@@ -411,8 +411,9 @@ def peer_ok(run: Run) -> list[str]:
             out.append(f"{_label(r)}: second driver failed: {e['type']}: {e['message'][:200]}")
             continue
         if res.get("exit_code") != 0:
-            out.append(f"{_label(r)}: second driver exited {res.get('exit_code')}: "
-                       f"{res.get('stderr_tail', '')[-300:]}")
+            lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
+            last = lines[-1].strip() if lines else "(no stderr)"
+            out.append(f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}")
         for p in res.get("ops", []):
             if p.get("status") != "ok":
                 e = p.get("error") or {}

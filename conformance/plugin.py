@@ -74,9 +74,18 @@ def _fixtures(config) -> list[str]:
     return _split(_opt(config, "ray_fixture", "local,multinode"))
 
 
+def absolute_pythonpath() -> None:
+    """Make PYTHONPATH entries absolute: drivers, peers and Ray workers run in
+    other directories and must import the same adapter modules."""
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
+
+
 def pytest_configure(config):
     """Validate every choice before any Ray starts; one clear usage error."""
     os.environ.update(RAY_ENV)
+    absolute_pythonpath()
     impl = _opt(config, "impl", "reference")
     profile = _opt(config, "profile", "quick")
     fixtures = _fixtures(config)

@@ -9,6 +9,7 @@ known failures, unexpected passes and skips. The classification is
 """
 from __future__ import annotations
 
+import sys
 from collections import Counter, defaultdict
 
 from conformance import report
@@ -17,6 +18,7 @@ BAD = ("fail", "crash", "hang", "setup-error")
 #: versions shown first in headers, when present; the rest follow
 KEY_VERSIONS = ("ray", "torch", "torchrl", "tensordict", "gymnasium", "python")
 NEW_MARK = "❌"
+MAX_LINE = 300  # characters of a first violation line
 KNOWN_MARK = "⚠️"
 
 
@@ -53,7 +55,10 @@ def first_violation(entry: dict) -> str:
     for oracle in entry.get("oracles") or list(violations):
         msgs = violations.get(oracle) or []
         if msgs:
-            return f"[{oracle}] {str(msgs[0]).splitlines()[0] if str(msgs[0]) else ''}"
+            line = " ".join(str(msgs[0]).splitlines()[0].split()) if str(msgs[0]).strip() else ""
+            if len(line) > MAX_LINE:
+                line = line[:MAX_LINE - 1] + "…"
+            return f"[{oracle}] {line}"
     ev = entry.get("evidence") or {}
     if ev.get("signal"):
         return f"driver killed by signal {ev['signal']}"
@@ -163,7 +168,11 @@ def render(doc: dict) -> str:
             out.append(f"| {_cell(_code(s['id']))} | {s['verdict']} | "
                        f"{_cell(', '.join(s.get('oracles') or [])) or '–'} | "
                        f"{_cell(str(s['known_failure']))} |")
-        out.append("")
+        out += ["", "<details><summary>first violations and repro commands</summary>", ""]
+        for s in g["known_failures"]:
+            out += [f"- {_code(s['id'])}: {_code(first_violation(s))}",
+                    f"  repro: {_code(s.get('repro', ''))}"]
+        out += ["", "</details>", ""]
 
     if g["unexpected_passes"]:
         out += [f"## Unexpected passes ({len(g['unexpected_passes'])})", "",
@@ -183,7 +192,11 @@ def render(doc: dict) -> str:
 
 
 def main(args) -> int:
-    doc = report.load(args.report)
+    try:
+        doc = report.load(args.report)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"summary: no usable report: {exc}", file=sys.stderr)
+        return 2
     text = render(doc)
     if args.out:
         with open(args.out, "w") as f:
