@@ -1,0 +1,55 @@
+"""The catalog as data: stable ids, JSON round trips, walks replayable and shrinkable."""
+import json
+
+from conformance import catalog
+from conformance.catalog.walks import generate, shrink, walk_from_id
+from conformance.scenario import Op, Scenario
+
+
+def test_every_scenario_round_trips_through_json_with_a_stable_id():
+    for s in catalog.scenarios(("local", "multinode", "external"), "full"):
+        again = Scenario.from_dict(json.loads(s.to_json()))
+        assert again == s and again.id == s.id
+
+
+def test_quick_profile_has_every_family_on_both_fixtures():
+    counts = catalog.counts()["quick"]
+    assert set(counts) == set(catalog.FAMILIES)
+    assert all(c.get("local") and c.get("multinode") for c in counts.values()), counts
+
+
+def test_order_family_has_all_24_permutations_per_fixture_and_owner():
+    orders = [s for s in catalog.scenarios(("local",), "full", families=["order"])
+              if s.owner == "user" and "shutdown_ray" not in s.variant]
+    assert len(orders) == 24
+
+
+def test_find_knows_every_id_and_any_walk_seed():
+    s = catalog.scenarios(("multinode",), "quick")[5]
+    assert catalog.find(s.id) == s
+    assert catalog.find("walk/local/user/seed-123456").seed == 123456
+
+
+def test_walks_replay_from_their_seed_and_end_with_teardown():
+    a, b = generate(7, "local", "user"), generate(7, "local", "user")
+    assert a == b and a != generate(8, "local", "user")
+    walk = walk_from_id("walk/local/user/seed-7")
+    built = {o.target for o in walk.ops if o.verb == "construct"}
+    torn = {o.target for o in walk.ops if o.verb == "teardown"}
+    assert built <= torn
+
+
+def test_shrink_keeps_only_the_ops_the_failure_needs():
+    ops = tuple(Op(*x) for x in [("construct", "buffer"), ("construct", "collector"),
+                                 ("iterate", "collector"), ("ray_shutdown", None),
+                                 ("teardown", "collector"), ("teardown", "buffer")])
+    s = Scenario("walk", "local", "user", "seed-0", ops)
+
+    def fails(c):  # the "bug": tearing the buffer down after ray.shutdown()
+        verbs = [(o.verb, o.target) for o in c.ops]
+        return ("construct", "buffer") in verbs and ("ray_shutdown", None) in verbs and \
+            verbs.index(("ray_shutdown", None)) < verbs.index(("teardown", "buffer")) \
+            if ("teardown", "buffer") in verbs else False
+
+    small = shrink(s, fails)
+    assert [str(o) for o in small.ops] == ["construct buffer", "ray_shutdown", "teardown buffer"]
