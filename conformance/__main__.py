@@ -8,6 +8,8 @@
   summary REPORT.json [--out FILE]              the report as Markdown (GitHub step summary)
   gate REPORT.json                              exit 1 on a new failure (the CI decision)
   matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
+  script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
+                                                operations (needs no part of this project)
 """
 from __future__ import annotations
 
@@ -179,6 +181,11 @@ def main(argv=None) -> int:
     m.add_argument("--html", required=True, metavar="OUT.html")
     m.add_argument("--markdown", metavar="OUT.md")
     m.set_defaults(func=_lazy("matrix"))
+    x = sub.add_parser("script", help="a standalone reproduction script of one scenario")
+    x.add_argument("scenario_id", help="a catalog id or a scenario .json file")
+    x.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
+    x.add_argument("-o", "--out", help="write the script here (default: stdout)")
+    x.set_defaults(func=_lazy("script"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)

@@ -71,3 +71,63 @@ class ReferenceAdapter(Adapter):
 
     def versions(self) -> dict:
         return {"impl": "reference"}
+
+    # -- standalone scripts (python -m conformance script) ----------------------------
+    def script_header(self) -> list[str]:
+        """Imports and helpers of a standalone script: ``impl`` and, for a
+        regression variant, the buggy subclasses (their source, applied to impl's)."""
+        from conformance.script import source_of
+
+        out = ["# the reference implementation: put the suite's clone on PYTHONPATH for `impl`",
+               "from impl import RayCollector, RayEvalWorker, RayReplayBuffer", "", ""]
+        out += source_of(random_policy_maker)
+        regression = getattr(self, "regression", None)
+        if regression is not None:
+            out += ["", "", f"# regression variant {regression.id}: {regression.description}",
+                    f"# source: {regression.source}"]
+            names = {"collector": "RayCollector", "buffer": "RayReplayBuffer",
+                     "evaluator": "RayEvalWorker"}
+            for kind, override in regression.overrides.items():
+                out += ["", ""] + source_of(override) + [
+                    "", "", f"{names[kind]} = {override.__name__}({names[kind]})"]
+        return out
+
+    def script_actors(self, component: str) -> str:
+        return f"list({component}._actors)"
+
+    def script_lines(self, op, spec: Spec) -> list[str] | None:
+        """Body lines of one operation, calling ``impl`` as this adapter does."""
+        from conformance import script
+
+        target, a = op.target, op.args
+        if op.verb == "construct":
+            opts = self._options(spec, target)
+            bounds = f"ready_timeout={spec.ready_timeout!r}, shutdown_timeout={spec.teardown_timeout!r}"
+            if target == "buffer":
+                return [f"buffer = RayReplayBuffer(",
+                        f"    {spec.buffer_capacity!r}, remote_config={opts!r},",
+                        f"    {bounds},", ")"]
+            if target == "collector":
+                rb = "buffer" if a.get("buffer") else "None"
+                return ["collector = RayCollector(",
+                        f"    {spec.env_id!r}, None, frames_per_batch={spec.frames_per_batch!r},",
+                        f"    total_frames={spec.total_frames!r}, sync={spec.sync!r},",
+                        f"    num_collectors={spec.num_collectors!r}, replay_buffer={rb},",
+                        f"    remote_configs={opts!r},",
+                        f"    {bounds},", ")"]
+            if a.get("connect"):
+                return ["evaluator = RayEvalWorker.from_name(",
+                        f"    {spec.actor_name!r}, NAMESPACE, shutdown_timeout={spec.teardown_timeout!r})"]
+            num_cpus = opts.pop("num_cpus")
+            extra = "".join(f", {k}={v!r}" for k, v in opts.items())
+            named = f", name={spec.actor_name!r}, namespace=NAMESPACE" if spec.actor_name else ""
+            return ["evaluator = RayEvalWorker(",
+                    f"    None, {spec.env_id!r}, random_policy_maker, num_cpus={num_cpus!r},",
+                    f"    {bounds}{named}{extra},", ")"]
+        if op.verb == "teardown":
+            method = "close" if target == "buffer" else "shutdown"
+            return script.teardown_lines(
+                f"{target}.{method}(shutdown_ray={bool(a.get('shutdown_ray', False))})", op)
+        if op.verb == "check_alive":
+            return script.check_alive_lines(f"{target}.is_alive()", op)
+        return script.default_lines(op, spec, submit=f"evaluator.submit(None, {spec.eval_max_steps!r})")

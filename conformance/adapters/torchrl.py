@@ -166,3 +166,89 @@ class TorchRLAdapter(Adapter):
         from importlib.metadata import version
 
         return {"torchrl": version("torchrl"), "tensordict": version("tensordict")}
+
+    # -- standalone scripts (python -m conformance script) ------------------------------
+    def script_header(self) -> list[str]:
+        """Imports and helpers of a standalone script, for the installed torchrl."""
+        from conformance.script import source_of
+
+        out = ["import functools", "",
+               "from torchrl.collectors.distributed import RayCollector"]
+        if "evaluator" in self.features:
+            out.append("from torchrl.collectors.distributed import RayEvalWorker")
+        out += ["from torchrl.collectors.distributed.ray import DEFAULT_RAY_INIT_CONFIG",
+                "from torchrl.data import LazyTensorStorage",
+                "from torchrl.data.replay_buffers.ray_buffer import RayReplayBuffer", "",
+                "# What torchrl passes to ray.init if it starts Ray: its defaults, without the",
+                "# dashboard. No address: RAY_ADDRESS in the environment decides.",
+                "RAY_INIT_CONFIG = {**DEFAULT_RAY_INIT_CONFIG, 'include_dashboard': False}",
+                "", ""]
+        out += source_of(GymEnvMaker) + ["", ""] + source_of(eval_policy_maker)
+        out += ["", "", "_LOCAL_POLICIES = {}", "", "",
+                "def _eval_weights(env_id):",
+                '    """TensorDict.from_module(policy).data.detach().cpu() of a local twin of the',
+                '    eval actor\'s policy (same maker, same env)."""',
+                "    from tensordict import TensorDict", "",
+                "    if env_id not in _LOCAL_POLICIES:",
+                "        env = GymEnvMaker(env_id)()",
+                "        _LOCAL_POLICIES[env_id] = eval_policy_maker(env)",
+                "        env.close()",
+                "    return TensorDict.from_module(_LOCAL_POLICIES[env_id]).data.detach().cpu()",
+                "", "",
+                "def _collector_handles(collector):",
+                '    """The collector\'s actor handles (remote_collectors: a method in old torchrl,',
+                '    a property since)."""',
+                "    handles = getattr(collector, 'remote_collectors', None)",
+                "    if callable(handles):",
+                "        handles = handles()",
+                "    return list(handles or [])"]
+        return out
+
+    def script_actors(self, component: str) -> str:
+        if component == "collector":
+            return "_collector_handles(collector)"
+        if component == "buffer":
+            return "([buffer._rb] if hasattr(buffer, '_rb') else [])"  # close() deletes _rb
+        return "([evaluator._actor] if getattr(evaluator, '_actor', None) is not None else [])"
+
+    def script_lines(self, op, spec: Spec) -> list[str] | None:
+        """Body lines of one operation, calling torchrl as this adapter does."""
+        from conformance import script
+
+        target, a = op.target, op.args
+        if op.verb == "construct":
+            remote = self._remote_config(spec, target)
+            if target == "buffer":
+                return ["buffer = RayReplayBuffer(",
+                        f"    storage=functools.partial(LazyTensorStorage, {spec.buffer_capacity!r}),",
+                        "    ray_init_config=RAY_INIT_CONFIG,",
+                        f"    remote_config={remote!r},", ")"]
+            if target == "collector":
+                rb = ["    replay_buffer=buffer,"] if a.get("buffer") else []
+                return ["collector = RayCollector(",
+                        f"    GymEnvMaker({spec.env_id!r}), None,  # one maker, replicated num_collectors times",
+                        f"    frames_per_batch={spec.frames_per_batch!r}, total_frames={spec.total_frames!r},",
+                        f"    num_collectors={spec.num_collectors!r}, sync={spec.sync!r},",
+                        "    ray_init_config=RAY_INIT_CONFIG,",
+                        f"    remote_configs={remote!r},", *rb, ")"]
+            if a.get("connect"):
+                return [f"evaluator = RayEvalWorker.from_name({spec.actor_name!r})"]
+            num_gpus = remote.pop("num_gpus")
+            named = f", name={spec.actor_name!r}" if spec.actor_name else ""
+            extra = "".join(f", {k}={v!r}" for k, v in remote.items())
+            return ["evaluator = RayEvalWorker(",
+                    f"    None, GymEnvMaker({spec.env_id!r}), eval_policy_maker,",
+                    f"    num_gpus={num_gpus!r}{named}{extra},", ")"]
+        if op.verb == "teardown":
+            if target == "collector":
+                call = ("collector.shutdown(shutdown_ray=True)" if a.get("shutdown_ray")
+                        else "collector.shutdown()")
+            elif target == "buffer":
+                call = "buffer.close()"
+            else:
+                call = "evaluator.shutdown()"
+            return script.teardown_lines(call, op)
+        if op.verb == "check_alive":
+            return None  # no is_alive() on RayCollector / RayEvalWorker ("liveness")
+        return script.default_lines(
+            op, spec, submit=f"evaluator.submit(_eval_weights({spec.env_id!r}), {spec.eval_max_steps!r})")

@@ -12,8 +12,12 @@ ALL = ("buffer", "collector", "evaluator")
 KILLS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
 
 
-def make(family, fixture, owner, variant, ops, *, quick=False, spec=None, seed=None):
+def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
+         spec=None, seed=None):
+    """A scenario. ``quick``: in the CI gate for the ``user`` owner; the
+    ``impl`` owner joins it only where ownership is the point (``impl_quick``)."""
     ops = tuple(ops)
+    quick = quick and (owner == "user" or impl_quick)
     return Scenario(
         family=family, fixture=fixture, owner=owner, variant=variant, ops=ops,
         spec=dict(spec or {}), requires=requirements(ops),
@@ -37,7 +41,8 @@ def early_break(fixture, owner):
     yield make("early_break", fixture, owner, "buffer-mode-after-2", ops)
     ops = [*build(fixture, ALL), *warm_up(ALL), op("iterate", "collector", batches=1),
            op("drop")]
-    yield make("early_break", fixture, owner, "drop-and-exit", ops, quick=True)
+    yield make("early_break", fixture, owner, "drop-and-exit", ops, quick=True,
+               impl_quick=True)
 
 
 def exhaustion(fixture, owner):
@@ -49,7 +54,7 @@ def exhaustion(fixture, owner):
     ops = [*build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "buffer")]
-    yield make("exhaustion", fixture, owner, "buffer-mode", ops, quick=True)
+    yield make("exhaustion", fixture, owner, "buffer-mode", ops, quick=True, impl_quick=True)
 
 
 def background(fixture, owner):
@@ -59,12 +64,13 @@ def background(fixture, owner):
     spec = {"total_frames": -1}
     yield make("background", fixture, owner, "stop-from-main", [
         *head, op("teardown", "collector"), op("check_data", "buffer"),
-        op("teardown", "buffer")], spec=spec, quick=True)
+        op("teardown", "buffer")], spec=spec, quick=True, impl_quick=True)
     yield make("background", fixture, owner, "stop-from-other-thread", [
         *head, op("teardown", "collector", thread="other"), op("check_data", "buffer"),
         op("teardown", "buffer")], spec=spec)
     yield make("background", fixture, owner, "buffer-closed-under-thread", [
-        *head, op("teardown", "buffer"), op("teardown", "collector")], spec=spec, quick=True)
+        *head, op("teardown", "buffer"), op("teardown", "collector")], spec=spec, quick=True,
+        impl_quick=True)
     yield make("background", fixture, owner, "ray-shutdown-under-thread", [
         *head, op("ray_shutdown"), op("teardown", "collector"), op("teardown", "buffer")],
         spec=spec)
@@ -93,12 +99,12 @@ def order(fixture, owner):
         quick = perm in (("ray", "collector", "buffer", "evaluator"),
                          ("collector", "ray", "buffer", "evaluator"),
                          ("collector", "buffer", "evaluator", "ray"))
-        yield make("order", fixture, owner, ">".join(perm), ops, quick=quick)
+        yield make("order", fixture, owner, ">".join(perm), ops, quick=quick, impl_quick=True)
     ops = [*build(fixture, ALL), *warm_up(ALL),
            op("teardown", "collector", shutdown_ray=True), op("check_data", "buffer"),
            op("teardown", "evaluator"), op("teardown", "buffer")]
     yield make("order", fixture, owner, "collector(shutdown_ray)>evaluator>buffer", ops,
-               quick=True)
+               quick=True, impl_quick=True)
 
 
 def killed(fixture, owner):
@@ -116,10 +122,10 @@ def killed(fixture, owner):
         yield make("killed", fixture, owner, f"{comp}-{how}>teardown", [
             *base, *fault, op("teardown", comp),
             *[op("teardown", c) for c in ALL if c != comp]],
-            quick=quick_first)
+            quick=quick_first, impl_quick=(how == "hang" and comp == "collector"))
         yield make("killed", fixture, owner, f"{comp}-{how}>ray>teardown", [
             *base, *fault, op("ray_shutdown"), *teardowns(ALL)],
-            quick=(how == "exit" and comp == "buffer"))
+            quick=(how == "exit" and comp == "buffer"), impl_quick=True)
     for comp in ALL:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),
@@ -138,7 +144,7 @@ def use_after_close(fixture, owner):
         ops = [*base, op("ray_shutdown"), op("teardown", comp),
                *[op("use", comp, call=v) for v in verbs]]
         yield make("use_after_close", fixture, owner, f"{comp}-after-ray-shutdown", ops,
-                   quick=(comp == "buffer"))
+                   quick=(comp == "buffer"), impl_quick=True)
 
 
 def named(fixture, owner):
@@ -161,7 +167,8 @@ def construction_failure(fixture, owner):
     for comp, fail in cases:
         ops = [op("construct", comp, fail=fail)]
         yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
-                   ops, quick=(fail in ("unknown_env", "invalid:sync_divisible")))
+                   ops, quick=(fail in ("unknown_env", "invalid:sync_divisible")),
+                   impl_quick=(comp, fail) == ("collector", "unknown_env"))
     for comp in ALL:
         ops = [op("construct", comp, infeasible=True, fail="infeasible"),
                op("teardown", comp)]
@@ -175,10 +182,11 @@ def construction_failure(fixture, owner):
 def interpreter_exit(fixture, owner):
     """Components left open: the interpreter exits 0, quietly, within the bound."""
     yield make("exit", fixture, owner, "all-open", [*build(fixture, ALL), *warm_up(ALL)],
-               quick=True)
+               quick=True, impl_quick=True)
     yield make("exit", fixture, owner, "background-running", [
         *build(fixture, ("buffer", "collector")), op("start", "collector"),
-        op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True)
+        op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True,
+        impl_quick=True)
     yield make("exit", fixture, owner, "after-ray-shutdown", [
         *build(fixture, ALL), *warm_up(ALL), op("ray_shutdown")])
 

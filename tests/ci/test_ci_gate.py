@@ -25,9 +25,9 @@ ADAPTER = "myfork_adapter:MyForkAdapter"
 # The fork's bug (a second buffer.close() raises) fails these; both are listed
 # in known-failures.txt.
 LISTED_FAILING = "double_close/local/user/buffer-twice"
-OTHER_FAILING = "double_close/local/impl/buffer-twice"
+OTHER_FAILING = "double_close/multinode/user/buffer-twice"
 # ... and does not touch this one (invalid arguments, rejected before Ray starts: fast).
-PASSING = "construction_failure/local/impl/collector-invalid-sync_divisible"
+PASSING = "construction_failure/local/user/collector-invalid-sync_divisible"
 
 
 def run_suite(tmp_path, scenarios, known_file=None, impl=ADAPTER):
@@ -41,7 +41,7 @@ def run_suite(tmp_path, scenarios, known_file=None, impl=ADAPTER):
                 "RLC_SCENARIO", "RLC_IMPL", "RLC_REPORT", "RLC_PROFILE", "RLC_RAY_FIXTURE"):
         env.pop(var, None)
     cmd = [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q",
-           "-n", "0", "--impl", impl, "--ray-fixture", "local",
+           "-n", "0", "--impl", impl, "--ray-fixture", "local,multinode", "--profile", "full",
            "--conformance-report", str(report)]
     if known_file:
         cmd += ["--known-failures", str(known_file)]

@@ -1,0 +1,119 @@
+"""`python -m conformance script`: a standalone reproduction script per scenario.
+
+The script must run without this project (only ray, torch, tensordict,
+gymnasium and the implementation's package), print every operation with its
+outcome, and compile for every scenario.
+"""
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+
+import pytest
+
+from conformance import catalog, script
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.plugin import RAY_ENV
+from conformance.registry import load_adapter
+from fixtures import procs
+from fixtures.rayenv import MARKER_VAR, REPO_ROOT
+
+RUN = "order/local/user/collector>buffer>evaluator>ray"
+FORBIDDEN = {"conformance", "fixtures"}
+
+
+def imported_modules(text: str) -> set:
+    out = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("impl", ["reference", "regression:abort-on-close"])
+def test_every_quick_scenario_compiles_without_the_suite(impl):
+    adapter = load_adapter(impl)
+    for scenario in catalog.scenarios(("local", "multinode"), "quick"):
+        text = script.generate(scenario, adapter, impl)
+        compile(text, scenario.id, "exec")
+        assert not imported_modules(text) & FORBIDDEN, scenario.id
+        for i, op in enumerate(scenario.ops):
+            assert f"def op_{i}():\n    # {op}" in text, (scenario.id, i)
+
+
+def test_regression_variant_carries_its_bug():
+    text = script.generate(catalog.find("order/local/user/ray>collector>buffer>evaluator"),
+                           load_adapter("regression:abort-on-close"), "regression:abort-on-close")
+    assert "os.abort()" in text
+    assert "RayReplayBuffer = _abort_on_close(RayReplayBuffer)" in text
+
+
+def test_generic_verbs_and_unsupported_ops():
+    class NoLiveness(ReferenceAdapter):
+        name = "no-liveness"
+        features = ReferenceAdapter.features - {"liveness"}
+
+    text = script.generate(catalog.find("killed/multinode/user/buffer-sigkill>teardown"),
+                           NoLiveness(), "no-liveness")
+    assert "os.kill(pid, signal.SIGKILL)" in text
+    assert "raise Unsupported('no-liveness does not support liveness')" in text
+    assert "p.add_argument('--address', required=True" in text  # multinode: the user's cluster
+    text = script.generate(catalog.find("killed/multinode/user/buffer-remove_node>teardown"),
+                           ReferenceAdapter(), "reference")
+    assert "# kill buffer(how=remove_node): unsupported: removing a node" in text
+    peer = script.generate(catalog.find("named/local/user/peer-then-owner"),
+                           ReferenceAdapter(), "reference")
+    assert "return _run_peer(" in peer and "RayEvalWorker.from_name(" in peer
+
+
+def test_torchrl_scripts_compile():
+    pytest.importorskip("torchrl")
+    adapter = load_adapter("torchrl")
+    for sid in ("early_break/local/user/buffer-mode-after-2", RUN,
+                "killed/local/user/collector-exit>teardown"):
+        text = script.generate(catalog.find(sid), adapter, "torchrl")
+        compile(text, sid, "exec")
+        assert "from torchrl" in text and not imported_modules(text) & FORBIDDEN
+
+
+def test_cli_writes_a_script_and_rejects_unknown_ids(tmp_path):
+    out = tmp_path / "repro.py"
+    env = {**os.environ, **RAY_ENV}
+    cmd = [sys.executable, "-m", "conformance", "script"]
+    done = subprocess.run(cmd + [RUN, "--impl", "reference", "-o", str(out)], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert os.access(out, os.X_OK) and "def main(argv=None):" in out.read_text()
+    bad = subprocess.run(cmd + ["order/local/user/nope", "--impl", "reference"], cwd=REPO_ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no scenario" in bad.stderr
+
+
+def test_reference_script_runs_standalone(tmp_path):
+    """Run it with only `impl` importable: no conformance, no fixtures on the path."""
+    text = script.generate(catalog.find(RUN), load_adapter("reference"), "reference")
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    only_impl = tempfile.mkdtemp(prefix="rlcs-", dir="/tmp")  # short: Ray's socket paths
+    os.symlink(os.path.join(REPO_ROOT, "impl"), os.path.join(only_impl, "impl"))
+    marker = f"rlc-script-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", MARKER_VAR)}
+    env.update(RAY_ENV, PYTHONPATH=only_impl, RAY_TMPDIR=only_impl, SPT_NOENV="1",
+               **{MARKER_VAR: marker})
+    try:
+        done = subprocess.run([sys.executable, str(path)], cwd=only_impl, env=env,
+                              capture_output=True, text=True, timeout=180)
+    finally:
+        procs.kill_marked(marker, grace=0.5)
+        shutil.rmtree(only_impl, ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for i, op in enumerate(catalog.find(RUN).ops):
+        assert any(line.startswith(f"[{i}] {op}: ok") for line in lines), done.stdout
+    assert "      actors: buffer=DEAD  collector=DEAD,DEAD  evaluator=DEAD" in lines
+    assert "      ray: not initialized" in lines  # after the user's ray.shutdown()
