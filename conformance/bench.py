@@ -136,13 +136,20 @@ def main(argv=None) -> int:
           f"verdicts {res['doc']['summary']}")
     print(f"peak memory (PSS, all processes of the run): {res['peak_pss'] / 2**30:.2f} GiB "
           "(target < 8 GiB)")
-    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6}  (target ratio <= 1.25)")
+    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
+          f"{'median driver':>14} {'median harness':>15}  (target ratio <= 1.25)")
     for k in kinds:
-        times = [s["duration"] for s in ran if s["fixture"] == k]
-        if not times:
+        mine = [s for s in ran if s["fixture"] == k]
+        if not mine:
             continue
-        med = statistics.median(times)
-        print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f}")
+        med = statistics.median(s["duration"] for s in mine)
+        drv = [s["driver_time"] for s in mine if s.get("driver_time") is not None]
+        over = [s["duration"] - s["driver_time"] for s in mine if s.get("driver_time") is not None]
+        print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f} "
+              f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
+              f"{statistics.median(over) if over else float('nan'):>14.2f}s")
+    print("driver: the scenario's own process until its interpreter exit (init/connect, the "
+          "implementation's actors, the ops, probes); harness: spawn, exit, leftover sweep.")
     return 0
 
 

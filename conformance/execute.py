@@ -79,6 +79,8 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         },
         "repro": repro_command(scenario.id, impl, address),
         "duration": round(duration, 2),
+        # the driver's own time, up to its interpreter exit (the rest is the harness's)
+        "driver_time": (run.history.exiting or {}).get("t"),
         "ops": scenario.describe(),
     }
 
