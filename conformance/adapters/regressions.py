@@ -166,6 +166,20 @@ def _exit_hangs(base):
     return Collector
 
 
+def _sequential_close(base):
+    class Collector(base):
+        def _before_kill(self, actors, deadline):
+            from impl import calls
+
+            for handle in actors:  # one close RPC at a time, each waited for in full
+                try:
+                    calls.wait([calls.call(handle, "update_policy_weights_", None)], timeout=30.0)
+                except BaseException:
+                    pass
+
+    return Collector
+
+
 REGRESSIONS = {r.id: r for r in (
     Regression(
         "seed000-collector-shuts-down-ray",
@@ -250,6 +264,14 @@ REGRESSIONS = {r.id: r for r in (
         "a constructor without cleanup on error",
         ("construction_failure/local/user/collector-unknown_env",),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
+    ),
+    Regression(
+        "sequential-close-rpcs",
+        "collector.shutdown() sends each actor a close RPC and waits for it (30 s command "
+        "timeout) before the next: one hung actor blocks teardown past its bound",
+        "pytorch/rl#4017 (Ray learner ranks closed one after another)",
+        ("killed/local/user/collector-hang>teardown",),
+        {"collector": _sequential_close},
     ),
     Regression(
         "exit-hangs-on-thread",
