@@ -44,8 +44,16 @@ class ReplayBufferActor(Control):
         self._capacity = capacity
         self._storage: dict | None = None
         self._writes = 0
+        self._fenced: set = set()  # writers whose component has shut down
 
-    def extend(self, flat: dict) -> int:
+    def fence(self, writer: str) -> int:
+        """Drop every later write of ``writer``; returns the write count."""
+        self._fenced.add(writer)
+        return self._writes
+
+    def extend(self, flat: dict, writer: str | None = None) -> int:
+        if writer is not None and writer in self._fenced:
+            return 0  # sent by a collector before its shutdown, arrived after it
         n = rows_of(flat)
         if self._storage is None:
             self._storage = {k: np.zeros((self._capacity, *v.shape[1:]), v.dtype) for k, v in flat.items()}

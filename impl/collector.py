@@ -227,14 +227,15 @@ class RayCollector(RayComponent):
 
     def _after_kill(self, deadline: float) -> None:
         # A write the killed actors had already sent may still be queued in
-        # the buffer actor: one round trip through the buffer's queue lets it
-        # land before shutdown() returns (bounded; the buffer may be gone).
+        # the buffer actor: fence this collector's writer off, so nothing it
+        # sent lands after shutdown() returned (bounded; the buffer may be gone).
         handle = getattr(self._writer, "_handle", None)
-        if handle is None:
+        writer = getattr(self._writer, "writer_id", None)
+        if handle is None or writer is None:
             return
         try:
-            barrier = calls.call(handle, "write_count")
-            calls.wait([barrier], timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+            fence = calls.call(handle, "fence", writer)
+            calls.wait([fence], timeout=max(0.0, min(1.0, deadline - time.monotonic())))
         except BaseException as exc:
             calls.swallow(exc)
 

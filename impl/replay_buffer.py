@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from impl import calls
@@ -23,10 +24,12 @@ class RayReplayBufferClient:
     def __init__(self, handle: Any, batch_size: int | None = None) -> None:
         self._handle = handle
         self._batch_size = batch_size
+        self.writer_id = uuid.uuid4().hex  # lets the writer's owner fence it off
 
     def extend(self, data: TensorDictBase | dict) -> int:
-        """Write the rows of a TensorDict (or of a flat batch); returns how many."""
-        return calls.get(calls.call(self._handle, "extend", to_flat(data)))
+        """Write the rows of a TensorDict (or of a flat batch); returns how many
+        (0 once this client was fenced off by its owner's shutdown)."""
+        return calls.get(calls.call(self._handle, "extend", to_flat(data), self.writer_id))
 
     def add(self, data: TensorDictBase) -> int:
         return self.extend(data.unsqueeze(0))
