@@ -21,6 +21,7 @@ FEATURES = {
     "shutdown_ray": "collector.shutdown(shutdown_ray=True)",
     "liveness": "is_alive() on every component",
     "ready_timeout": "constructors wait for actor readiness and can be told not to",
+    "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
 }
 
 
@@ -28,7 +29,8 @@ FEATURES = {
 class Spec:
     """Everything an adapter needs to build the components of a scenario."""
 
-    env_id: str = "CartPole-v1"
+    #: a gymnasium env id; for a collector also a tuple, one id per actor
+    env_id: str | tuple = "CartPole-v1"
     frames_per_batch: int = 64
     total_frames: int = 512
     num_collectors: int = 2

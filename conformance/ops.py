@@ -41,6 +41,8 @@ def _spec_for(ctx, op):
     fail = a.get("fail")
     if fail == "unknown_env":
         changes["env_id"] = "RlcNoSuchEnv-v0"
+    elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
+        changes.update(env_id=(spec.env_id, "RlcNoSuchEnv-v0"), num_collectors=2)
     elif fail and fail.startswith("invalid:"):
         changes.update(BAD_ARGS[fail.split(":", 1)[1]])
     if a.get("named"):

@@ -16,7 +16,7 @@ class ReferenceAdapter(Adapter):
     name = "reference"
     features = frozenset({
         "sync", "async", "buffer_mode", "background", "evaluator", "named_evaluator",
-        "shutdown_ray", "liveness", "ready_timeout",
+        "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs",
     })
     teardown_bound = 10.0
 

@@ -34,6 +34,13 @@ class GymEnvMaker:
         return f"GymEnvMaker({self.env_id!r})"
 
 
+def _env_makers(env_id):
+    """``create_env_fn``: one maker (replicated num_collectors times) or one per actor."""
+    if isinstance(env_id, (tuple, list)):
+        return [GymEnvMaker(e) for e in env_id]
+    return GymEnvMaker(env_id)
+
+
 def eval_policy_maker(env):
     """Eval policy with parameters (RayEvalWorker reads ``next(policy.parameters())``):
     a linear Q-network whose argmax matches the env's action spec (one-hot on CartPole)."""
@@ -68,7 +75,7 @@ class TorchRLAdapter(Adapter):
         self.features = frozenset(self._detect_features())
 
     def _detect_features(self):
-        feats = {"sync", "async"}
+        feats = {"sync", "async", "per_actor_envs"}
         if "replay_buffer" in self._collector_args:
             feats.add("buffer_mode")
         # 0.10.x start() schedules an asyncio task on a loop nobody runs: not
@@ -111,7 +118,7 @@ class TorchRLAdapter(Adapter):
         if buffer is not None:
             kwargs["replay_buffer"] = buffer  # TypeError on a torchrl without buffer mode
         return self.RayCollector(
-            GymEnvMaker(spec.env_id), None,  # one maker, replicated num_collectors times
+            _env_makers(spec.env_id), None,
             frames_per_batch=spec.frames_per_batch, total_frames=spec.total_frames,
             num_collectors=spec.num_collectors, sync=spec.sync,
             ray_init_config=self._ray_init_config(),
@@ -226,7 +233,7 @@ class TorchRLAdapter(Adapter):
             if target == "collector":
                 rb = ["    replay_buffer=buffer,"] if a.get("buffer") else []
                 return ["collector = RayCollector(",
-                        f"    GymEnvMaker({spec.env_id!r}), None,  # one maker, replicated num_collectors times",
+                        f"    {_env_makers(spec.env_id)!r}, None,",
                         f"    frames_per_batch={spec.frames_per_batch!r}, total_frames={spec.total_frames!r},",
                         f"    num_collectors={spec.num_collectors!r}, sync={spec.sync!r},",
                         "    ray_init_config=RAY_INIT_CONFIG,",

@@ -61,6 +61,8 @@ def requirements(ops, sync: bool | None = None) -> tuple[str, ...]:
             req.add("sync" if o.args.get("sync") else "async")
             if o.args.get("buffer"):
                 req.add("buffer_mode")
+            if o.args.get("fail") == "one_unknown_env":
+                req.add("per_actor_envs")
         if o.verb == "construct" and o.args.get("named"):
             req.add("named_evaluator")
         if o.verb == "start" and not o.args.get("fail"):

@@ -162,15 +162,16 @@ def named(fixture, owner):
 
 def construction_failure(fixture, owner):
     """Bad input: a clear error and no actor left behind."""
-    cases = [("collector", "unknown_env"), ("evaluator", "unknown_env"),
+    cases = [("collector", "unknown_env"), ("collector", "one_unknown_env"),
+             ("evaluator", "unknown_env"),
              ("collector", "invalid:frames_per_batch"), ("collector", "invalid:total_frames"),
              ("collector", "invalid:sync_divisible"), ("collector", "invalid:num_collectors"),
              ("buffer", "invalid:capacity")]
     for comp, fail in cases:
         ops = [op("construct", comp, fail=fail)]
         yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
-                   ops, quick=(fail in ("unknown_env", "invalid:sync_divisible")),
-                   impl_quick=(comp, fail) == ("collector", "unknown_env"))
+                   ops, quick=(fail in ("unknown_env", "one_unknown_env", "invalid:sync_divisible")),
+                   impl_quick=(comp, fail) == ("collector", "one_unknown_env"))
     for comp in ALL:
         ops = [op("construct", comp, infeasible=True, fail="infeasible"),
                op("teardown", comp)]
