@@ -124,9 +124,21 @@ def main(argv=None) -> int:
     p.add_argument("-n", "--workers", type=int, default=2)
     p.add_argument("--fixtures", default="local,multinode")
     p.add_argument("--floor-repeats", type=int, default=5)
+    p.add_argument("--from-report", metavar="PATH",
+                   help="only print where the time went in an existing report (no run)")
     p.add_argument("pytest_args", nargs="*")
     args = p.parse_args(argv)
     kinds = args.fixtures.split(",")
+    if args.from_report:
+        with open(args.from_report) as f:
+            entries = [s for s in json.load(f)["scenarios"] if s["verdict"] != "skip"]
+        for k in kinds:
+            mine = [s["duration"] for s in entries if s["fixture"] == k]
+            if mine:
+                print(f"{k}: {len(mine)} scenarios, median {statistics.median(mine):.2f}s, "
+                      f"sum {sum(mine):.0f}s")
+        print_phases(entries, kinds)
+        return 0
     floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
     res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
     ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
@@ -150,7 +162,22 @@ def main(argv=None) -> int:
               f"{statistics.median(over) if over else float('nan'):>14.2f}s")
     print("driver: the scenario's own process until its interpreter exit (init/connect, the "
           "implementation's actors, the ops, probes); harness: spawn, exit, leftover sweep.")
+    print_phases(ran, kinds)
     return 0
+
+
+def print_phases(entries: list[dict], kinds: list[str]) -> None:
+    """Median seconds per phase of a scenario (the report's ``timings``), per fixture."""
+    phases = ("setup", "construct", "ops", "probes", "exit")
+    print(f"where the time goes (median s): {'fixture':<10}" + "".join(f"{p:>10}" for p in phases))
+    for k in kinds:
+        timed = [s["timings"] for s in entries if s["fixture"] == k and s.get("timings")]
+        if timed:
+            print(" " * 31 + f"{k:<10}"
+                  + "".join(f"{statistics.median(t[p] for t in timed):>10.2f}" for p in phases))
+    print("setup: adapter load + Ray init/connect; construct: the implementation's constructors "
+          "(its actors' start-up); probes: state checks after ops, incl. waiting for killed "
+          "actors' processes to exit; exit: interpreter exit + harness.")
 
 
 if __name__ == "__main__":

@@ -81,8 +81,25 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         "duration": round(duration, 2),
         # the driver's own time, up to its interpreter exit (the rest is the harness's)
         "driver_time": (run.history.exiting or {}).get("t"),
+        "timings": phase_times(run.history, duration),
         "ops": scenario.describe(),
     }
+
+
+def phase_times(history: History, duration: float) -> dict | None:
+    """Where the wall time went, in seconds: ``setup`` (adapter, Ray init or
+    connect), ``construct`` and ``ops`` (the operations), ``probes`` (after
+    each op and at the end, incl. waiting for killed actors' processes), and
+    ``exit`` (interpreter exit, spawn and leftover sweep). None if the driver
+    did not get to its exit."""
+    if history.setup is None or history.exiting is None:
+        return None
+    construct = sum(r.get("duration") or 0.0 for r in history.ops if r["op"]["verb"] == "construct")
+    ops = sum(r.get("duration") or 0.0 for r in history.ops) - construct
+    setup, exiting = history.setup["t"], history.exiting["t"]
+    times = {"setup": setup, "construct": construct, "ops": ops,
+             "probes": exiting - setup - construct - ops, "exit": duration - exiting}
+    return {k: round(v, 3) for k, v in times.items()}
 
 
 def format_history(history: History) -> list[str]:

@@ -23,6 +23,7 @@ class _Model:
         self.fixture, self.owner = fixture, owner
         self.built, self.closed, self.killed = set(), set(), set()
         self.ray_up, self.started, self.buffer_mode = True, False, False
+        self.written = False  # frames are known to be in the buffer
         self.hung = False  # after a hung actor, only teardown (anything else may wait forever)
 
     def open(self, comp):
@@ -47,7 +48,8 @@ class _Model:
             if self.buffer_mode and self.usable("buffer"):
                 out.append((1, Op("start", "collector")))
         if self.usable("buffer") and (self.buffer_mode or self.started):
-            out.append((1, Op("check_data", "buffer")))
+            # the buffer keeps what it held; at least one frame once an iteration wrote
+            out.append((1, Op("check_data", "buffer", {"at_least": int(self.written)})))
         if self.usable("evaluator"):
             out.append((2, Op("submit", "evaluator")))
             out.append((1, Op("poll", "evaluator", {"timeout": 1})))
@@ -68,6 +70,8 @@ class _Model:
             self.buffer_mode |= bool(op.args.get("buffer"))
         elif op.verb == "start":
             self.started = True
+        elif op.verb == "iterate":
+            self.written |= self.buffer_mode
         elif op.verb == "kill":
             self.killed.add(op.target)
             self.hung |= op.args.get("how") == "hang"
