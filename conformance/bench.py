@@ -168,7 +168,7 @@ def main(argv=None) -> int:
 
 def print_phases(entries: list[dict], kinds: list[str]) -> None:
     """Median seconds per phase of a scenario (the report's ``timings``), per fixture."""
-    phases = ("setup", "construct", "ops", "probes", "exit")
+    phases = ("setup", "construct", "ops", "probes", "exit", "sweep")
     print(f"where the time goes (median s): {'fixture':<10}" + "".join(f"{p:>10}" for p in phases))
     for k in kinds:
         timed = [s["timings"] for s in entries if s["fixture"] == k and s.get("timings")]
@@ -177,7 +177,8 @@ def print_phases(entries: list[dict], kinds: list[str]) -> None:
                   + "".join(f"{statistics.median(t[p] for t in timed):>10.2f}" for p in phases))
     print("setup: adapter load + Ray init/connect; construct: the implementation's constructors "
           "(its actors' start-up); probes: state checks after ops, incl. waiting for killed "
-          "actors' processes to exit; exit: interpreter exit + harness.")
+          "actors' processes to exit; exit: the driver's interpreter exit (atexit, Ray's "
+          "shutdown); sweep: the harness waiting for the driver's processes to go.")
 
 
 if __name__ == "__main__":

@@ -314,10 +314,30 @@ def main(request_path: str) -> int:
     # scenario left them: atexit handlers and finalizers run, as for a user.
     # The watchdog stays armed: an exit that never finishes is a hang.
     bound = exit_bound(ctx.adapter)
-    writer.write({"phase": "exiting", "bound": bound, "wall": time.time()})
-    writer.close()
     faulthandler.dump_traceback_later(bound, exit=True)
+    epilogue = end_like_a_user(scenario)
+    writer.write({"phase": "exiting", "bound": bound, "wall": time.time(), **epilogue})
+    writer.close()
     return 0
+
+
+def tests_interpreter_exit(scenario: Scenario) -> bool:
+    """Scenarios about the interpreter exit itself: components left open."""
+    return scenario.family == "exit" or any(o.verb == "drop" for o in scenario.ops)
+
+
+def end_like_a_user(scenario: Scenario) -> dict:
+    """A user who started Ray ends the program with ``ray.shutdown()``; other
+    scenarios leave it to the interpreter exit (Ray's atexit hook, which also
+    sleeps 0.5 s so that logs get printed). Runs after the final probe, under
+    the exit watchdog: a crash or hang here is the scenario's."""
+    import ray
+
+    if scenario.owner != "user" or tests_interpreter_exit(scenario) or not ray.is_initialized():
+        return {}
+    t0 = time.monotonic()
+    ray.shutdown()
+    return {"user_ray_shutdown_s": round(time.monotonic() - t0, 4)}
 
 
 def exit_bound(adapter) -> float:

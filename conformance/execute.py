@@ -56,7 +56,9 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
     )
     verdict, violations = decide(run)
-    return result_entry(scenario, impl, run, verdict, violations, duration, address)
+    entry = result_entry(scenario, impl, run, verdict, violations, duration, address)
+    entry["timings"] = phase_times(history, duration, outcome.duration)
+    return entry
 
 
 def result_entry(scenario, impl, run, verdict, violations, duration, address=None) -> dict:
@@ -81,24 +83,28 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         "duration": round(duration, 2),
         # the driver's own time, up to its interpreter exit (the rest is the harness's)
         "driver_time": (run.history.exiting or {}).get("t"),
-        "timings": phase_times(run.history, duration),
         "ops": scenario.describe(),
     }
 
 
-def phase_times(history: History, duration: float) -> dict | None:
+def phase_times(history: History, duration: float, exited: float) -> dict | None:
     """Where the wall time went, in seconds: ``setup`` (adapter, Ray init or
     connect), ``construct`` and ``ops`` (the operations), ``probes`` (after
-    each op and at the end, incl. waiting for killed actors' processes), and
-    ``exit`` (interpreter exit, spawn and leftover sweep). None if the driver
-    did not get to its exit."""
+    each op and at the end, incl. waiting for killed actors' processes),
+    ``exit`` (the interpreter's exit, atexit handlers and Ray's shutdown) and
+    ``sweep`` (the harness waiting for the driver's processes to go).
+    ``exited``: seconds from spawn to the driver's exit status. None if the
+    driver did not get to its exit."""
     if history.setup is None or history.exiting is None:
         return None
     construct = sum(r.get("duration") or 0.0 for r in history.ops if r["op"]["verb"] == "construct")
     ops = sum(r.get("duration") or 0.0 for r in history.ops) - construct
-    setup, exiting = history.setup["t"], history.exiting["t"]
+    setup = history.setup["t"]
+    epilogue = history.exiting.get("user_ray_shutdown_s", 0.0)  # part of the exit
+    exiting = history.exiting["t"] - epilogue
     times = {"setup": setup, "construct": construct, "ops": ops,
-             "probes": exiting - setup - construct - ops, "exit": duration - exiting}
+             "probes": exiting - setup - construct - ops, "exit": exited - exiting,
+             "sweep": duration - exited}
     return {k: round(v, 3) for k, v in times.items()}
 
 

@@ -42,7 +42,7 @@ from types import SimpleNamespace
 from conformance import ops as verbs
 from conformance.adapter import Spec
 from conformance.catalog.build import requirements
-from conformance.driver import exit_bound, op_deadline
+from conformance.driver import exit_bound, op_deadline, tests_interpreter_exit
 from conformance.scenario import Op, Scenario
 
 #: The variable a snippet uses for the named eval worker's name (a CLI argument).
@@ -561,8 +561,11 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
               "          'the operations left them', flush=True)",
               "    # The exit guard: atexit handlers and finalizers run now; an exit that does",
               "    # not finish within the bound is a hang.",
-              f"    faulthandler.dump_traceback_later({exit_bound(adapter)}, exit=True)",
-              "    return 0",
+              f"    faulthandler.dump_traceback_later({exit_bound(adapter)}, exit=True)"]
+    if owner == "user" and not tests_interpreter_exit(scenario):
+        lines += ["    if ray.is_initialized():  # the user who started Ray ends with it, as in the suite",
+                  "        ray.shutdown()"]
+    lines += ["    return 0",
               "",
               "",
               "if __name__ == '__main__':",
