@@ -160,8 +160,9 @@ def main(argv=None) -> int:
         print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f} "
               f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
               f"{statistics.median(over) if over else float('nan'):>14.2f}s")
-    print("driver: the scenario's own process until its interpreter exit (init/connect, the "
-          "implementation's actors, the ops, probes); harness: spawn, exit, leftover sweep.")
+    print("driver: the scenario's process until its interpreter exit begins (init/connect, the "
+          "implementation's actors, the ops, probes, the user's ray.shutdown()); harness: the "
+          "rest (spawn, the interpreter's exit, leftover sweep).")
     print_phases(ran, kinds)
     return 0
 
