@@ -12,32 +12,15 @@ ALL = ("buffer", "collector", "evaluator")
 KILLS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
 
 
-# Families where several collector actors are the point: in-flight work from
-# each at a break, a thread feeding a buffer, one actor of several killed.
-# Elsewhere an async collector gets one actor (a worker process less per
-# scenario); a sync collector always has two (one batch from each, stacked).
-MULTI_ACTOR_FAMILIES = {"early_break", "background", "killed"}
-
-
-def collector_actors(family: str, ops) -> int | None:
-    """The scenario's num_collectors, or None for the Spec's default (2)."""
-    sync = any(o.verb == "construct" and o.target == "collector" and o.args.get("sync")
-               for o in ops)
-    return None if sync or family in MULTI_ACTOR_FAMILIES else 1
-
-
 def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
          spec=None, seed=None):
     """A scenario. ``quick``: in the CI gate for the ``user`` owner; the
     ``impl`` owner joins it only where ownership is the point (``impl_quick``)."""
     ops = tuple(ops)
     quick = quick and (owner == "user" or impl_quick)
-    spec = dict(spec or {})
-    if "num_collectors" not in spec and collector_actors(family, ops) is not None:
-        spec["num_collectors"] = collector_actors(family, ops)
     return Scenario(
         family=family, fixture=fixture, owner=owner, variant=variant, ops=ops,
-        spec=spec, requires=requirements(ops),
+        spec=dict(spec or {}), requires=requirements(ops),
         profiles=("quick", "full") if quick else ("full",), seed=seed,
     )
 

@@ -54,15 +54,3 @@ def test_shrink_keeps_only_the_ops_the_failure_needs():
     small = shrink(s, fails)
     assert [str(o) for o in small.ops] == ["construct buffer", "ray_shutdown", "teardown buffer"]
 
-
-def test_several_collector_actors_only_where_they_are_the_point():
-    """Sync collectors and the early-break, background and killed families get
-    two actors (the Spec default); every other async collector gets one."""
-    for s in catalog.scenarios(("local",), "full"):
-        sync = any(o.verb == "construct" and o.target == "collector" and o.args.get("sync")
-                   for o in s.ops)
-        n = s.spec.get("num_collectors", 2)
-        if sync or s.family in ("early_break", "background", "killed"):
-            assert n == 2, s.id
-        elif any(o.target == "collector" for o in s.ops):
-            assert n == 1, s.id

@@ -115,5 +115,5 @@ def test_reference_script_runs_standalone(tmp_path):
     lines = done.stdout.splitlines()
     for i, op in enumerate(catalog.find(RUN).ops):
         assert any(line.startswith(f"[{i}] {op}: ok") for line in lines), done.stdout
-    assert "      actors: buffer=DEAD  collector=DEAD  evaluator=DEAD" in lines
+    assert "      actors: buffer=DEAD  collector=DEAD,DEAD  evaluator=DEAD" in lines
     assert "      ray: not initialized" in lines  # after the user's ray.shutdown()
