@@ -160,9 +160,9 @@ def main(argv=None) -> int:
         print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f} "
               f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
               f"{statistics.median(over) if over else float('nan'):>14.2f}s")
-    print("driver: the scenario's process until its interpreter exit begins (init/connect, the "
-          "implementation's actors, the ops, probes, the user's ray.shutdown()); harness: the "
-          "rest (spawn, the interpreter's exit, leftover sweep).")
+    print("driver: the scenario's process until its exit begins (init/connect, the "
+          "implementation's actors, the ops, probes); harness: the rest (spawn, the driver's "
+          "exit incl. the user's ray.shutdown(), leftover sweep).")
     print_phases(ran, kinds)
     return 0
 
@@ -178,8 +178,8 @@ def print_phases(entries: list[dict], kinds: list[str]) -> None:
                   + "".join(f"{statistics.median(t[p] for t in timed):>10.2f}" for p in phases))
     print("setup: adapter load + Ray init/connect; construct: the implementation's constructors "
           "(its actors' start-up); probes: state checks after ops, incl. waiting for killed "
-          "actors' processes to exit; exit: the driver's interpreter exit (atexit, Ray's "
-          "shutdown); sweep: the harness waiting for the driver's processes to go.")
+          "actors' processes to exit; exit: the driver's exit (the user's ray.shutdown(), "
+          "atexit, the interpreter); sweep: the harness waiting for the driver's processes to go.")
 
 
 if __name__ == "__main__":

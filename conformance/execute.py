@@ -91,7 +91,8 @@ def phase_times(history: History, duration: float, exited: float) -> dict | None
     """Where the wall time went, in seconds: ``setup`` (adapter, Ray init or
     connect), ``construct`` and ``ops`` (the operations), ``probes`` (after
     each op and at the end, incl. waiting for killed actors' processes),
-    ``exit`` (the interpreter's exit, atexit handlers and Ray's shutdown) and
+    ``exit`` (the user's ``ray.shutdown()``, atexit handlers, the interpreter's
+    exit) and
     ``sweep`` (the harness waiting for the driver's processes to go).
     ``exited``: seconds from spawn to the driver's exit status. None if the
     driver did not get to its exit."""
@@ -99,9 +100,7 @@ def phase_times(history: History, duration: float, exited: float) -> dict | None
         return None
     construct = sum(r.get("duration") or 0.0 for r in history.ops if r["op"]["verb"] == "construct")
     ops = sum(r.get("duration") or 0.0 for r in history.ops) - construct
-    setup = history.setup["t"]
-    epilogue = history.exiting.get("user_ray_shutdown_s", 0.0)  # part of the exit
-    exiting = history.exiting["t"] - epilogue
+    setup, exiting = history.setup["t"], history.exiting["t"]
     times = {"setup": setup, "construct": construct, "ops": ops,
              "probes": exiting - setup - construct - ops, "exit": exited - exiting,
              "sweep": duration - exited}

@@ -53,4 +53,3 @@ def test_shrink_keeps_only_the_ops_the_failure_needs():
 
     small = shrink(s, fails)
     assert [str(o) for o in small.ops] == ["construct buffer", "ray_shutdown", "teardown buffer"]
-
