@@ -1,8 +1,8 @@
 """The isolated driver: runs one scenario's operations and records the history.
 
-Runs inside its own process (forked from the zygote, or a fresh interpreter
-for a peer driver). It never judges: it executes, times, probes and writes.
-A watchdog (``faulthandler.dump_traceback_later``) dumps every thread's stack
+Runs inside its own process (forked from the zygote; a peer driver is forked
+from its driver, see ``conformance.peer``). It never judges: it executes,
+times, probes and writes. A watchdog (``faulthandler.dump_traceback_later``) dumps every thread's stack
 and ends the process if an operation passes its deadline: the runner turns
 that into a "hang" verdict.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
 
 from conformance import ops
 from conformance.history import History, HistoryWriter, describe_error, read_history
+from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
 
 DEAD_STATES = {"DEAD", "gone"}
@@ -74,6 +74,8 @@ class Context:
         self.gcs_address = self.fixture.get("gcs_address")
         self.job_id = None
         self._observer = None
+        self.peer_standby = None
+        self.connected: set = set()  # components reached by name: they own no actor
 
     # -- Ray facts, read without starting Ray --------------------------------
     def note_ray_started(self) -> None:
@@ -136,7 +138,7 @@ class Context:
             time.sleep(0.05)
 
     def run_peer(self, op: Op) -> dict:
-        """A second driver process (fresh interpreter) runs ``op.args["ops"]``."""
+        """A second driver process (the peer standby) runs ``op.args["ops"]``."""
         sub = Scenario(
             family=self.scenario.family, fixture="external", owner="user",
             variant=self.scenario.variant + "#peer",
@@ -144,27 +146,22 @@ class Context:
             spec=self.scenario.spec,
         )
         workdir = os.path.dirname(self.request["paths"]["history"])
-        hist = os.path.join(workdir, "peer-history.jsonl")
+        path = lambda name: os.path.join(workdir, name)  # noqa: E731
         req = {
             "scenario": sub.to_dict(), "impl": self.request["impl"],
             "fixture": {"kind": "external", "address": self.gcs_address,
                         "gcs_address": self.gcs_address},
-            "paths": {"history": hist}, "actor_name": self.actor_name,
+            "paths": {"history": path("peer-history.jsonl")}, "actor_name": self.actor_name,
         }
-        req_path = os.path.join(workdir, "peer-request.json")
-        with open(req_path, "w") as f:
+        with open(path("peer-request.json"), "w") as f:
             json.dump(req, f)
-        env = {**os.environ, "RAY_ADDRESS": self.gcs_address}
-        proc = subprocess.run(
-            [sys.executable, "-m", "conformance.driver", req_path],
-            env=env, capture_output=True, text=True, timeout=op_deadline(op, None, None),
-        )
-        peer = History(read_history(hist))
-        return {
-            "exit_code": proc.returncode,
-            "stderr_tail": proc.stderr[-3000:],
-            "ops": peer.ops,
-        }
+        exit_code = self.peer_standby.run(
+            path("peer-request.json"), {"RAY_ADDRESS": self.gcs_address},
+            path("peer-stdout.txt"), path("peer-stderr.txt"), op_deadline(op, None, None))
+        with open(path("peer-stderr.txt"), errors="replace") as f:
+            stderr = f.read()
+        peer = History(read_history(path("peer-history.jsonl")))
+        return {"exit_code": exit_code, "stderr_tail": stderr[-3000:], "ops": peer.ops}
 
 
 def init_ray_as_user(ctx: Context) -> dict:
@@ -219,7 +216,8 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op) -> None:
                 status, error = "raised", bad[0]["error"]
     probe = {"ray": ray_identity()}
     if op.verb in ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct"):
-        settle = op.target if op.verb in ("teardown", "exhaust") else None
+        # Wait for the component's actors to die, unless it owns none.
+        settle = op.target if op.verb in ("teardown", "exhaust") and op.target not in ctx.connected else None
         probe["actors"] = ctx.states_by_component(settle=settle)
     if op.args.get("fail") and status == "raised":
         probe["job_actors"] = job_actors(ctx)
@@ -293,9 +291,13 @@ def main(request_path: str) -> int:
     """Run the scenario described by the request file; return the exit code."""
     with open(request_path) as f:
         request = json.load(f)
+    # Before anything touches Ray (and before the history file is open).
+    standby = PeerStandby(main) if any(
+        o["verb"] == "peer" for o in request["scenario"]["ops"]) else None
     writer = HistoryWriter(request["paths"]["history"])
     baseline = _threads_now()
     ctx = Context(request)
+    ctx.peer_standby = standby
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name}
@@ -309,6 +311,8 @@ def main(request_path: str) -> int:
     writer.write(setup)
     for i, op in enumerate(scenario.ops):
         run_op(ctx, writer, i, op)
+    if standby is not None:
+        standby.close()
     writer.write({"phase": "final", **final_probe(ctx, baseline)})
     # From here on the interpreter exits normally, with the components as the
     # scenario left them: atexit handlers and finalizers run, as for a user.

@@ -7,7 +7,7 @@ import shlex
 import time
 
 from conformance.driver import op_deadline
-from conformance.history import History, read_history
+from conformance.history import History, last_phase, read_history
 from conformance.oracles import Run
 from conformance.verdict import decide
 
@@ -28,26 +28,57 @@ def scenario_deadline(scenario, adapter) -> float:
     return sum(op_deadline(o, adapter, spec) for o in scenario.ops) + 180.0
 
 
-def run_scenario(scenario, impl: str, adapter, session, workdir: str,
-                 address: str | None = None) -> dict:
-    """Execute ``scenario`` against ``impl``; return its report entry."""
-    from fixtures.runner import driver_request, run_driver
+def start_scenario(scenario, impl: str, adapter, session, workdir: str,
+                   address: str | None = None):
+    """Prepare the fixture and spawn ``scenario``'s driver: a ``DriverRun``."""
+    from fixtures.runner import DriverRun, driver_request
 
     os.makedirs(workdir, exist_ok=True)
     fixture, info = session.prepare(scenario.fixture, address)
-    paths = {"history": os.path.join(workdir, "history.jsonl")}
-    if os.path.exists(paths["history"]):
-        os.remove(paths["history"])
-    request = {"scenario": scenario.to_dict(), "impl": impl, "fixture": info, "paths": paths}
+    history_path = os.path.join(workdir, "history.jsonl")
+    if os.path.exists(history_path):
+        os.remove(history_path)
+    request = {"scenario": scenario.to_dict(), "impl": impl, "fixture": info,
+               "paths": {"history": history_path}}
     request_path = os.path.join(workdir, "request.json")
     with open(request_path, "w") as f:
         json.dump(request, f)
     spawn = driver_request("conformance.driver", "main", [request_path],
                            session.next_driver_marker(), workdir, fixture.driver_env())
-    t0 = time.monotonic()
-    outcome = run_driver(session.zygote, spawn, scenario_deadline(scenario, adapter))
-    duration = time.monotonic() - t0
-    history = History(read_history(paths["history"]))
+    run = DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
+    run.history_path = history_path
+    return run
+
+
+def prestart(scenario, impl: str, adapter, session, workdir: str,
+             address: str | None = None) -> None:
+    """Start ``scenario``'s driver now; ``run_scenario`` adopts it later.
+    A failure here is left for ``run_scenario`` to meet again (and report)."""
+    try:
+        session.prestarted[scenario.id] = start_scenario(
+            scenario, impl, adapter, session, workdir, address)
+    except Exception:  # noqa: BLE001 - the scenario's own run reports it
+        pass
+
+
+def run_scenario(scenario, impl: str, adapter, session, workdir: str,
+                 address: str | None = None, then=None) -> dict:
+    """Execute ``scenario`` against ``impl``; return its report entry.
+
+    Adopts the driver ``prestart`` started for it, if any. ``then()`` runs
+    once the driver has written its "exiting" record (operations and probes
+    done, the interpreter exit under way): the harness starts the next
+    scenario's driver there, so that one driver's exit overlaps the next
+    one's start-up instead of leaving the cores idle.
+    """
+    driver = session.prestarted.pop(scenario.id, None) or start_scenario(
+        scenario, impl, adapter, session, workdir, address)
+    if then is not None:
+        driver.wait_for(lambda: last_phase(driver.history_path) == "exiting")
+        then()
+    outcome = driver.finish()
+    duration = time.monotonic() - driver.started
+    history = History(read_history(driver.history_path))
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",

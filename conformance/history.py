@@ -52,6 +52,24 @@ def read_history(path: str) -> list[dict]:
     return records
 
 
+def last_phase(path: str) -> str | None:
+    """The phase of the file's last complete record (cheap: reads its tail)."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - 512))
+            tail = f.read()
+    except FileNotFoundError:
+        return None
+    lines = tail.split(b"\n")
+    for line in reversed(lines[:-1]):  # a line without its newline is torn
+        try:
+            return json.loads(line).get("phase")
+        except ValueError:
+            return None
+    return None
+
+
 class History:
     """A parsed history: op begin/end records, probes, and the final probe."""
 

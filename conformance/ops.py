@@ -62,6 +62,7 @@ def construct(ctx, op):
         obj = adapter.make_collector(spec, buffer)
     elif op.args.get("connect"):
         obj = adapter.connect_evaluator(spec)
+        ctx.connected.add(op.target)
     else:
         obj = adapter.make_evaluator(spec)
     ctx.objects[op.target] = obj

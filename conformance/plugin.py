@@ -157,6 +157,19 @@ def pytest_collection_modifyitems(config, items):
     config._rlc["unused_known"] = sorted(set(known) - seen)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Remember the next test of this process: its driver may start early."""
+    item._rlc_next = nextitem
+
+
+def next_scenario(item):
+    """The scenario of the test this process runs after ``item`` (or None)."""
+    nextitem = getattr(item, "_rlc_next", None)
+    callspec = getattr(nextitem, "callspec", None)
+    return callspec.params.get("scenario") if callspec is not None else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

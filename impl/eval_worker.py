@@ -22,7 +22,8 @@ class RayEvalWorker(RayComponent):
 
     In the actor, ``init_fn()`` runs first (before torch is imported), then
     ``env = env_maker()`` (a gymnasium env; an env id also works) and
-    ``policy = policy_maker(env)``. ``submit(weights, max_steps)`` starts an
+    ``policy = policy_maker(env)`` (``None``: random actions, and torch is never
+    imported). ``submit(weights, max_steps)`` starts an
     episode (discarding any earlier result); ``poll(timeout)`` returns
     ``{"reward": episode return, "steps": episode length}`` or None.
 

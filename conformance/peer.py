@@ -1,0 +1,83 @@
+"""A second driver for scenarios with a ``peer`` operation, forked on demand.
+
+The driver forks a standby copy of itself before it touches Ray (forking a
+process connected to Ray is unsafe). When the scenario reaches its ``peer``
+operation, the standby runs the peer's scenario as its own driver: a second
+process with its own Ray connection, like a fresh ``python -m
+conformance.driver`` but without a fresh interpreter's imports (~3 s of CPU
+here). A standby that is never used exits when the driver closes it or exits.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+
+class PeerStandby:
+    """The driver's side: ``run()`` once, or ``close()``."""
+
+    def __init__(self, main):
+        read_fd, self._write_fd = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self._write_fd)
+            _serve(read_fd, main)  # never returns
+        os.close(read_fd)
+
+    def run(self, request_path: str, env: dict, stdout: str, stderr: str,
+            timeout: float) -> int:
+        """Run ``main(request_path)`` in the standby; its exit code (-signal).
+
+        Raises TimeoutError (after killing it) if it runs past ``timeout``.
+        """
+        message = {"request": request_path, "env": env, "stdout": stdout, "stderr": stderr}
+        os.write(self._write_fd, (json.dumps(message) + "\n").encode())
+        self.close()
+        end = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > end:
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+                raise TimeoutError(f"peer driver still running after {timeout:.0f} s (killed)")
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        """Release the standby: an unused one exits at once."""
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+
+
+def _serve(read_fd: int, main) -> None:
+    """The standby's side: wait for a request, run it as a driver, exit."""
+    with os.fdopen(read_fd) as pipe:
+        line = pipe.readline()
+    if not line:
+        os._exit(0)
+    message = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for fd, path in ((1, message["stdout"]), (2, message["stderr"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    # Fresh streams on fds 1 and 2, as a fresh interpreter would have.
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    os.environ.update(message["env"])
+    try:
+        code = main(message["request"])
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:  # noqa: BLE001 - like an uncaught exception in a script
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,59 @@
+"""The next scenario's driver starts while the current one exits, and is adopted."""
+from conformance import catalog
+from conformance.execute import failure_message, prestart, run_scenario
+from conformance.registry import load_adapter
+from fixtures import procs
+
+FIRST = "double_close/local/user/buffer-twice"
+NEXT = "use_after_close/local/user/buffer"
+
+
+def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
+    adapter = load_adapter("reference")
+    first, upcoming = catalog.find(FIRST), catalog.find(NEXT)
+    started = {}
+
+    def then():
+        prestart(upcoming, "reference", adapter, session, str(tmp_path / "next"))
+        started["run"] = session.prestarted[NEXT]
+        started["first_alive"] = procs.is_alive(procs.psutil.Process(first_driver["pid"]))
+
+    first_driver = {}
+    original = session.zygote.spawn
+
+    def spawn(request):  # note the first driver's pid
+        pid = original(request)
+        first_driver.setdefault("pid", pid)
+        return pid
+
+    session.zygote.spawn = spawn
+    try:
+        entry = run_scenario(first, "reference", adapter, session, str(tmp_path / "first"),
+                             then=then)
+    finally:
+        del session.zygote.spawn
+    assert entry["verdict"] == "pass", failure_message(entry)
+    assert started["first_alive"], "the next driver started only after the first one had exited"
+    adopted = run_scenario(upcoming, "reference", adapter, session, str(tmp_path / "other"))
+    assert adopted["verdict"] == "pass", failure_message(adopted)
+    assert NEXT not in session.prestarted
+    assert not (tmp_path / "other" / "history.jsonl").exists()  # it ran in the prestarted workdir
+    assert (tmp_path / "next" / "history.jsonl").exists()
+
+
+def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
+    import os
+
+    from conformance.plugin import RAY_ENV, preload_modules
+    from fixtures.session import SessionResources
+
+    os.environ.update(RAY_ENV)
+    adapter = load_adapter("reference")
+    own = SessionResources(preload=preload_modules(adapter))
+    try:
+        prestart(catalog.find(NEXT), "reference", adapter, own, str(tmp_path))
+        run = own.prestarted[NEXT]
+        assert procs.is_alive(procs.psutil.Process(run.pid))
+    finally:
+        own.close()
+    assert procs.find_marked(own.marker) == []
