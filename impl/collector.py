@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 from impl import calls
 from impl.actors import CollectorActor
 from impl.batches import from_flat, stack_flat
-from impl.component import RayComponent
+from impl.component import RayComponent, register_background_work
 from impl.weights import as_weights
 
 logger = logging.getLogger(__name__)
@@ -181,6 +181,7 @@ class RayCollector(RayComponent):
             if self._thread is not None:
                 return
             self._thread = threading.Thread(target=self._collect_in_background, name="RayCollector", daemon=True)
+        register_background_work(self)
         self._thread.start()
 
     def _collect_in_background(self) -> None:

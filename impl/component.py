@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from typing import Any, Callable
 
 import ray
@@ -22,6 +23,30 @@ from impl.errors import ActorNotReadyError, ComponentClosedError, ReadinessTimeo
 logger = logging.getLogger(__name__)
 
 _SLICE = 0.2  # seconds: how often blocking waits look for a concurrent teardown
+_EXIT_BOUND = 5.0  # seconds: teardown of a component still working at interpreter exit
+
+_WORKING: weakref.WeakSet = weakref.WeakSet()  # components with a background thread
+_exit_hook_registered = False
+
+
+def _stop_background_work() -> None:
+    """At interpreter exit, before any ``atexit`` handler (Ray's shutdown is
+    one): tear down the components whose background thread still calls Ray.
+    A thread inside a Ray call while Ray's atexit shutdown destroys the core
+    worker crashes the process (SIGSEGV, measured)."""
+    for component in list(_WORKING):
+        component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, "interpreter exit")
+
+
+def register_background_work(component: "RayComponent") -> None:
+    """Tear ``component`` down at interpreter exit if it is still working then."""
+    global _exit_hook_registered
+    _WORKING.add(component)
+    if not _exit_hook_registered:
+        # Runs in threading._shutdown(), before atexit handlers, whatever the
+        # registration order (the hook concurrent.futures uses for its workers).
+        threading._register_atexit(_stop_background_work)
+        _exit_hook_registered = True
 
 
 class RayComponent:
