@@ -3,8 +3,10 @@
 Prints scenario instances per minute for a profile run with ``-n 2``, the
 median scenario wall time per fixture next to that fixture's floor (a bare
 driver that only does the fixture's init or connect, creates one actor whose
-module imports torch, kills it and shuts down), and the peak memory (PSS) of
-every process of the run. A benchmark, not a test: it prints figures.
+module imports torch, kills it and shuts down) measured twice: alone, and
+with as many floor drivers at a time as the run has workers (the load the
+run's scenarios share the cores under), and the peak memory (PSS) of every
+process of the run. A benchmark, not a test: it prints figures.
 """
 from __future__ import annotations
 
@@ -42,26 +44,46 @@ def floor_driver(info_json: str) -> int:
     return 0
 
 
-def measure_floor(kind: str, repeats: int) -> list[float]:
+def _floor_times(session, kind: str, runs: int) -> list[float]:
     from fixtures.runner import driver_request, run_driver
+
+    times = []
+    for _ in range(runs):
+        fixture, info = session.prepare(kind)
+        workdir = tempfile.mkdtemp(prefix="rlc-floor-")
+        req = driver_request("conformance.bench", "floor_driver", [json.dumps(info)],
+                             session.next_driver_marker(), workdir, fixture.driver_env())
+        t0 = time.monotonic()
+        out = run_driver(session.zygote, req, 120)
+        times.append(time.monotonic() - t0)
+        if out.exit_code != 0:
+            raise RuntimeError(f"floor driver failed: {out.stderr[-2000:]}")
+    return times
+
+
+def measure_floor(kind: str, repeats: int, parallel: int = 1) -> list[float]:
+    """Floor driver wall times: ``parallel`` sessions (a zygote and clusters
+    each, like xdist workers) run ``repeats`` floors at the same time, after
+    one warm-up run each."""
     from fixtures.session import SessionResources
 
-    session = SessionResources(preload=["conformance.bench"])
+    sessions = [SessionResources(preload=["conformance.bench"]) for _ in range(parallel)]
     try:
-        times = []
-        for _ in range(repeats + 1):  # the first run warms the fixture up
-            fixture, info = session.prepare(kind)
-            workdir = tempfile.mkdtemp(prefix="rlc-floor-")
-            req = driver_request("conformance.bench", "floor_driver", [json.dumps(info)],
-                                 session.next_driver_marker(), workdir, fixture.driver_env())
-            t0 = time.monotonic()
-            out = run_driver(session.zygote, req, 120)
-            times.append(time.monotonic() - t0)
-            if out.exit_code != 0:
-                raise RuntimeError(f"floor driver failed: {out.stderr[-2000:]}")
-        return times[1:]
+        for session in sessions:  # one at a time: cluster start-up edits os.environ
+            _floor_times(session, kind, 1)
+        results: list[list[float]] = [[] for _ in sessions]
+        threads = [threading.Thread(target=lambda i=i: results[i].extend(
+            _floor_times(sessions[i], kind, repeats))) for i in range(parallel)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if any(len(r) != repeats for r in results):
+            raise RuntimeError("a floor run failed (see above)")
+        return [t for r in results for t in r]
     finally:
-        session.close()
+        for session in sessions:
+            session.close()
 
 
 class MemorySampler(threading.Thread):
@@ -140,6 +162,8 @@ def main(argv=None) -> int:
         print_phases(entries, kinds)
         return 0
     floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
+    loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
+              for k in kinds}
     res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
     ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
     per_min = len(ran) / res["wall"] * 60
@@ -149,6 +173,7 @@ def main(argv=None) -> int:
     print(f"peak memory (PSS, all processes of the run): {res['peak_pss'] / 2**30:.2f} GiB "
           "(target < 8 GiB)")
     print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
+          f"{'floor -n' + str(args.workers):>10} {'ratio':>6} "
           f"{'median driver':>14} {'median harness':>15}  (target ratio <= 1.25)")
     for k in kinds:
         mine = [s for s in ran if s["fixture"] == k]
@@ -158,8 +183,11 @@ def main(argv=None) -> int:
         drv = [s["driver_time"] for s in mine if s.get("driver_time") is not None]
         over = [s["duration"] - s["driver_time"] for s in mine if s.get("driver_time") is not None]
         print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f} "
+              f"{loaded[k]:>9.2f}s {med / loaded[k]:>6.2f} "
               f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
               f"{statistics.median(over) if over else float('nan'):>14.2f}s")
+    print(f"floor: alone, on an idle machine; floor -n{args.workers}: {args.workers} floor "
+          "drivers at a time, as the run's scenarios are (each xdist worker runs one).")
     print("driver: the scenario's process until its exit begins (init/connect, the "
           "implementation's actors, the ops, probes); harness: the rest (spawn, the driver's "
           "exit incl. the user's ray.shutdown(), leftover sweep).")

@@ -165,9 +165,17 @@ def _exit_hangs(base):
     class Collector(base):
         def start(self):
             super().start()
-            # a non-daemon worker thread: the interpreter waits for it at exit
-            self._keepalive = threading.Thread(target=self._stop_event.wait, name="RayCollector-keepalive")
+            # a non-daemon worker thread that only shutdown() stops: the
+            # interpreter waits for it at exit
+            self._keepalive_stop = threading.Event()
+            self._keepalive = threading.Thread(target=self._keepalive_stop.wait,
+                                               name="RayCollector-keepalive")
             self._keepalive.start()
+
+        def shutdown(self, *args, **kwargs):
+            super().shutdown(*args, **kwargs)
+            if getattr(self, "_keepalive_stop", None) is not None:
+                self._keepalive_stop.set()
 
     return Collector
 
