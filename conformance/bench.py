@@ -3,7 +3,8 @@
 Prints scenario instances per minute for a profile run with ``-n 2``, the
 median scenario wall time per fixture next to that fixture's floor (a bare
 driver that only does the fixture's init or connect, creates one actor whose
-module imports torch, kills it and shuts down) measured twice: alone, and
+module imports torch, in the actor's process too, kills it and shuts down)
+measured twice: alone, and
 with as many floor drivers at a time as the run has workers (the load the
 run's scenarios share the cores under), and the peak memory (PSS) of every
 process of the run. A benchmark, not a test: it prints figures.
@@ -21,13 +22,20 @@ import time
 import uuid
 
 import ray
-import torch  # noqa: F401 - the floor actor's module imports torch, as ours do
+import torch  # noqa: F401 - the floor actor's module imports torch
 
 
-@ray.remote(num_cpus=0.25)
 class FloorActor:
+    """The floor's actor. A plain class: ``ray.remote`` is applied in the
+    driver, so Ray pickles it by reference and the worker imports this module
+    (and torch). Decorated at module level, it would be pickled by value and
+    the worker would never import torch (measured)."""
+
     def ping(self) -> int:
         return os.getpid()
+
+    def torch_imported(self) -> bool:
+        return "torch" in sys.modules
 
 
 def floor_driver(info_json: str) -> int:
@@ -37,8 +45,9 @@ def floor_driver(info_json: str) -> int:
         ray.init(**info["init"])
     else:
         ray.init(address=info["address"])
-    actor = FloorActor.remote()
-    ray.get(actor.ping.remote())
+    actor = ray.remote(num_cpus=0.25)(FloorActor).remote()
+    if not ray.get(actor.torch_imported.remote()):
+        raise RuntimeError("the floor actor's process did not import torch")
     ray.kill(actor)
     ray.shutdown()
     return 0
