@@ -29,6 +29,21 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
         time.sleep(interval)
 
 
+def threads_since(before: set) -> str:
+    """Name and current stack of every thread not in ``before`` ('' if none):
+    the message of a failed no-leftover-thread assertion."""
+    import threading
+    import traceback
+
+    frames = sys._current_frames()
+    out = []
+    for t in threading.enumerate():
+        if t not in before:
+            stack = "".join(traceback.format_stack(frames[t.ident])) if t.ident in frames else ""
+            out.append(f"thread {t.name!r} (daemon={t.daemon}):\n{stack}")
+    return "\n".join(out)
+
+
 def timed(fn: Callable, *args, **kwargs) -> float:
     start = time.monotonic()
     fn(*args, **kwargs)

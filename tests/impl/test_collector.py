@@ -9,7 +9,7 @@ import torch
 from tensordict import TensorDict
 
 from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayReplayBuffer
-from impl_support import actor_state, always_one, cartpole, linear_policy, live_actors, wait_until
+from impl_support import actor_state, always_one, cartpole, linear_policy, live_actors, threads_since, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -148,7 +148,7 @@ def test_start_collects_in_the_background_until_shutdown(track):
     start = time.monotonic()
     col.shutdown()
     assert time.monotonic() - start < 10
-    assert set(threading.enumerate()) <= threads_before
+    assert set(threading.enumerate()) <= threads_before, threads_since(threads_before)
     assert col.error is None
     written = rb.write_count
     time.sleep(0.3)
@@ -163,7 +163,8 @@ def test_start_stops_and_shuts_down_at_total_frames(track):
     threads_before = set(threading.enumerate())
     col.start()
     assert wait_until(lambda: not col.is_alive(), timeout=30)
-    assert wait_until(lambda: set(threading.enumerate()) <= threads_before, timeout=5)
+    assert wait_until(lambda: set(threading.enumerate()) <= threads_before, timeout=5), \
+        threads_since(threads_before)
     assert rb.write_count == 256 == col.collected_frames
     col.shutdown()  # a no-op
     rb.close()

@@ -7,7 +7,7 @@ import pytest
 import ray
 
 from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer
-from impl_support import Sentinel, constant_policy_maker, ray_processes, timed, wait_until
+from impl_support import Sentinel, constant_policy_maker, ray_processes, threads_since, timed, wait_until
 
 SMALL = {"num_cpus": 0.5}
 
@@ -82,14 +82,15 @@ def test_teardown_in_any_order_with_ray_shutdown(sequence, own_ray):
         if step == "ray":
             assert not ray.is_initialized()
             # The background thread notices by itself and stops.
-            assert wait_until(lambda: set(threading.enumerate()) <= threads_before, timeout=5)
+            assert wait_until(lambda: set(threading.enumerate()) <= threads_before, timeout=5), \
+                threads_since(threads_before)
     for step in ("col", "rb", "ev"):  # again: still silent, still bounded
         assert timed(steps[step]) < 1
     for call in (lambda: next(iter(col)), lambda: rb.sample(1), lambda: len(rb), lambda: ev.poll()):
         with pytest.raises(ComponentClosedError, match="is closed"):
             call()
     assert not any(c.is_alive() for c in (rb, col, ev))
-    assert set(threading.enumerate()) <= threads_before
+    assert set(threading.enumerate()) <= threads_before, threads_since(threads_before)
     assert not ray.is_initialized()  # nothing restarted Ray
     assert not ray_processes()
 
