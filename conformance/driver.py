@@ -2,9 +2,9 @@
 
 Runs inside its own process (forked from the zygote; a peer driver is forked
 from its driver, see ``conformance.peer``). It never judges: it executes,
-times, probes and writes. A watchdog (``faulthandler.dump_traceback_later``) dumps every thread's stack
-and ends the process if an operation passes its deadline: the runner turns
-that into a "hang" verdict.
+times, probes and writes. A watchdog (``faulthandler.dump_traceback_later``)
+dumps every thread's stack and ends the process if an operation passes its
+deadline: the runner turns that into a "hang" verdict.
 """
 from __future__ import annotations
 

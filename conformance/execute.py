@@ -35,7 +35,7 @@ def start_scenario(scenario, impl: str, adapter, session, workdir: str,
 
     os.makedirs(workdir, exist_ok=True)
     fixture, info = session.prepare(scenario.fixture, address)
-    history_path = os.path.join(workdir, "history.jsonl")
+    history_path = history_file(workdir)
     if os.path.exists(history_path):
         os.remove(history_path)
     request = {"scenario": scenario.to_dict(), "impl": impl, "fixture": info,
@@ -45,9 +45,11 @@ def start_scenario(scenario, impl: str, adapter, session, workdir: str,
         json.dump(request, f)
     spawn = driver_request("conformance.driver", "main", [request_path],
                            session.next_driver_marker(), workdir, fixture.driver_env())
-    run = DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
-    run.history_path = history_path
-    return run
+    return DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
+
+
+def history_file(workdir: str) -> str:
+    return os.path.join(workdir, "history.jsonl")
 
 
 def prestart(scenario, impl: str, adapter, session, workdir: str,
@@ -73,12 +75,13 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     """
     driver = session.prestarted.pop(scenario.id, None) or start_scenario(
         scenario, impl, adapter, session, workdir, address)
+    history_path = history_file(driver.request["cwd"])  # a prestarted driver's own workdir
     if then is not None:
-        driver.wait_for(lambda: last_phase(driver.history_path) == "exiting")
+        driver.wait_for(lambda: last_phase(history_path) == "exiting")
         then()
     outcome = driver.finish()
     duration = time.monotonic() - driver.started
-    history = History(read_history(driver.history_path))
+    history = History(read_history(history_path))
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",

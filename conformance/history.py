@@ -61,13 +61,11 @@ def last_phase(path: str) -> str | None:
             tail = f.read()
     except FileNotFoundError:
         return None
-    lines = tail.split(b"\n")
-    for line in reversed(lines[:-1]):  # a line without its newline is torn
-        try:
-            return json.loads(line).get("phase")
-        except ValueError:
-            return None
-    return None
+    lines = tail.split(b"\n")  # the part after the last newline is torn or empty
+    try:
+        return json.loads(lines[-2]).get("phase") if len(lines) > 1 else None
+    except ValueError:  # longer than the tail read: not the short "exiting" record
+        return None
 
 
 class History:

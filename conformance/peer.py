@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import traceback
+
+import psutil
 
 
 class PeerStandby:
@@ -36,16 +37,13 @@ class PeerStandby:
         message = {"request": request_path, "env": env, "stdout": stdout, "stderr": stderr}
         os.write(self._write_fd, (json.dumps(message) + "\n").encode())
         self.close()
-        end = time.monotonic() + timeout
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > end:
-                os.kill(self.pid, 9)
-                os.waitpid(self.pid, 0)
-                raise TimeoutError(f"peer driver still running after {timeout:.0f} s (killed)")
-            time.sleep(0.02)
+        standby = psutil.Process(self.pid)
+        try:
+            return standby.wait(timeout)  # our child: its exit code, or -signal
+        except psutil.TimeoutExpired:
+            standby.kill()
+            standby.wait()
+            raise TimeoutError(f"peer driver still running after {timeout:.0f} s (killed)") from None
 
     def close(self) -> None:
         """Release the standby: an unused one exits at once."""

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import numbers
-import threading
 import time
 from typing import Any, Callable, Iterator
 
 from impl import calls
 from impl.actors import CollectorActor
 from impl.batches import from_flat, stack_flat
-from impl.component import RayComponent, register_background_work
+from impl.component import RayComponent
 from impl.weights import as_weights
 
 logger = logging.getLogger(__name__)
@@ -177,12 +176,7 @@ class RayCollector(RayComponent):
         self._check_open("start")
         if self._writer is None:
             raise ValueError("RayCollector.start() needs a replay_buffer to write into")
-        with self._lock:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._collect_in_background, name="RayCollector", daemon=True)
-        register_background_work(self)
-        self._thread.start()
+        self._start_background(self._collect_in_background, "RayCollector")
 
     def _collect_in_background(self) -> None:
         try:

@@ -25,28 +25,21 @@ logger = logging.getLogger(__name__)
 _SLICE = 0.2  # seconds: how often blocking waits look for a concurrent teardown
 _EXIT_BOUND = 5.0  # seconds: teardown of a component still working at interpreter exit
 
-_WORKING: weakref.WeakSet = weakref.WeakSet()  # components with a background thread
-_exit_hook_registered = False
+_WORKING: weakref.WeakSet = weakref.WeakSet()  # components that started a background thread
 
 
 def _stop_background_work() -> None:
     """At interpreter exit, before any ``atexit`` handler (Ray's shutdown is
     one): tear down the components whose background thread still calls Ray.
     A thread inside a Ray call while Ray's atexit shutdown destroys the core
-    worker crashes the process (SIGSEGV, measured)."""
+    worker crashes the process (SIGSEGV, measured). A closed one is a no-op."""
     for component in list(_WORKING):
         component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, "interpreter exit")
 
 
-def register_background_work(component: "RayComponent") -> None:
-    """Tear ``component`` down at interpreter exit if it is still working then."""
-    global _exit_hook_registered
-    _WORKING.add(component)
-    if not _exit_hook_registered:
-        # Runs in threading._shutdown(), before atexit handlers, whatever the
-        # registration order (the hook concurrent.futures uses for its workers).
-        threading._register_atexit(_stop_background_work)
-        _exit_hook_registered = True
+# Runs in threading._shutdown(), before atexit handlers, whatever the
+# registration order (the hook concurrent.futures uses for its workers).
+threading._register_atexit(_stop_background_work)
 
 
 class RayComponent:
@@ -106,6 +99,16 @@ class RayComponent:
         """Undo a failed constructor: kill actors, give Ray back as found."""
         started = self._lease is not None and self._lease.started_ray
         self._teardown(None, started, "a failed construction")
+
+    def _start_background(self, target: Callable[[], None], name: str) -> None:
+        """Start the component's background thread (once); at interpreter
+        exit, the component is torn down if it is still open."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=target, name=name, daemon=True)
+        _WORKING.add(self)
+        self._thread.start()
 
     # -- use ----------------------------------------------------------------
     def _check_open(self, method: str) -> None:

@@ -1,6 +1,9 @@
 """The next scenario's driver starts while the current one exits, and is adopted."""
+import psutil
+
 from conformance import catalog
 from conformance.execute import failure_message, prestart, run_scenario
+from conformance.history import History, read_history
 from conformance.registry import load_adapter
 from fixtures import procs
 
@@ -14,24 +17,12 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
     started = {}
 
     def then():
+        first_pid = History(read_history(str(tmp_path / "first" / "history.jsonl"))).setup["pid"]
         prestart(upcoming, "reference", adapter, session, str(tmp_path / "next"))
-        started["run"] = session.prestarted[NEXT]
-        started["first_alive"] = procs.is_alive(procs.psutil.Process(first_driver["pid"]))
+        started["first_alive"] = psutil.pid_exists(first_pid) and procs.is_alive(psutil.Process(first_pid))
 
-    first_driver = {}
-    original = session.zygote.spawn
-
-    def spawn(request):  # note the first driver's pid
-        pid = original(request)
-        first_driver.setdefault("pid", pid)
-        return pid
-
-    session.zygote.spawn = spawn
-    try:
-        entry = run_scenario(first, "reference", adapter, session, str(tmp_path / "first"),
-                             then=then)
-    finally:
-        del session.zygote.spawn
+    entry = run_scenario(first, "reference", adapter, session, str(tmp_path / "first"),
+                         then=then)
     assert entry["verdict"] == "pass", failure_message(entry)
     assert started["first_alive"], "the next driver started only after the first one had exited"
     adopted = run_scenario(upcoming, "reference", adapter, session, str(tmp_path / "other"))
@@ -53,7 +44,7 @@ def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     try:
         prestart(catalog.find(NEXT), "reference", adapter, own, str(tmp_path))
         run = own.prestarted[NEXT]
-        assert procs.is_alive(procs.psutil.Process(run.pid))
+        assert procs.is_alive(psutil.Process(run.pid))
     finally:
         own.close()
     assert procs.find_marked(own.marker) == []
