@@ -128,6 +128,25 @@ class MemorySampler(threading.Thread):
             self.peak = max(self.peak, total)
 
 
+def cpu_loop_seconds(repeats: int = 3) -> float:
+    """Best time of a fixed pure-Python loop: this machine's speed drifts by
+    about 20 % over minutes (measured), and every figure here drifts with it."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sum(i * i for i in range(5_000_000))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot."""
+    import psutil
+
+    t = psutil.cpu_times()
+    return sum(getattr(t, f, 0.0) for f in ("user", "nice", "system", "irq", "softirq", "steal"))
+
+
 def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> dict:
     run_id = f"rlc-bench{uuid.uuid4().hex[:6]}"
     report = os.path.join(tempfile.mkdtemp(prefix="rlc-bench-"), "report.json")
@@ -135,16 +154,17 @@ def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> 
            "-n", str(workers), "--profile", profile, "--ray-fixture", fixtures,
            "--conformance-report", report, *extra]
     env = {**os.environ, "RLC_RUN_ID": run_id}
-    t0 = time.monotonic()
+    t0, busy0 = time.monotonic(), busy_cpu_seconds()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sampler = MemorySampler(proc.pid, run_id)
     sampler.start()
     proc.wait()
-    wall = time.monotonic() - t0
+    wall, busy = time.monotonic() - t0, busy_cpu_seconds() - busy0
     sampler.stop.set()
     with open(report) as f:
         doc = json.load(f)
-    return {"wall": wall, "doc": doc, "peak_pss": sampler.peak, "exit": proc.returncode}
+    return {"wall": wall, "busy": busy, "doc": doc, "peak_pss": sampler.peak,
+            "exit": proc.returncode}
 
 
 def main(argv=None) -> int:
@@ -170,6 +190,7 @@ def main(argv=None) -> int:
                       f"sum {sum(mine):.0f}s")
         print_phases(entries, kinds)
         return 0
+    speed_before = cpu_loop_seconds()
     floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
     loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
               for k in kinds}
@@ -179,6 +200,12 @@ def main(argv=None) -> int:
     print(f"profile {args.profile}, -n {args.workers}: {len(ran)} scenarios in "
           f"{res['wall']:.0f}s = {per_min:.1f} scenarios/min (target >= 30); "
           f"verdicts {res['doc']['summary']}")
+    print(f"CPU: the machine was busy {res['busy']:.0f} CPU-s during the run, "
+          f"{res['busy'] / len(ran):.1f} per scenario, "
+          f"{res['busy'] / (res['wall'] * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} cores")
+    print(f"machine speed: a fixed CPU loop took {speed_before:.2f}s before the floors and "
+          f"{cpu_loop_seconds():.2f}s after the run (lower is faster; compare runs only at "
+          "similar speeds)")
     print(f"peak memory (PSS, all processes of the run): {res['peak_pss'] / 2**30:.2f} GiB "
           "(target < 8 GiB)")
     print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
