@@ -130,7 +130,7 @@ class MemorySampler(threading.Thread):
 
 def cpu_loop_seconds(repeats: int = 3) -> float:
     """Best time of a fixed pure-Python loop: this machine's speed drifts by
-    about 20 % over minutes (measured), and every figure here drifts with it."""
+    20 % and more within minutes (measured), and every figure here with it."""
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
