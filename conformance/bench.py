@@ -59,12 +59,12 @@ def _floor_times(session, kind: str, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         fixture, info = session.prepare(kind)
-        workdir = tempfile.mkdtemp(prefix="rlc-floor-")
-        req = driver_request("conformance.bench", "floor_driver", [json.dumps(info)],
-                             session.next_driver_marker(), workdir, fixture.driver_env())
-        t0 = time.monotonic()
-        out = run_driver(session.zygote, req, 120)
-        times.append(time.monotonic() - t0)
+        with tempfile.TemporaryDirectory(prefix="rlc-floor-") as workdir:
+            req = driver_request("conformance.bench", "floor_driver", [json.dumps(info)],
+                                 session.next_driver_marker(), workdir, fixture.driver_env())
+            t0 = time.monotonic()
+            out = run_driver(session.zygote, req, 120)
+            times.append(time.monotonic() - t0)
         if out.exit_code != 0:
             raise RuntimeError(f"floor driver failed: {out.stderr[-2000:]}")
     return times

@@ -58,7 +58,7 @@ def op_deadline(op: Op, adapter, spec) -> float:
 class Context:
     """What the verbs share: adapter, spec, fixture, components, actors."""
 
-    def __init__(self, request: dict):
+    def __init__(self, request: dict, peer_standby: PeerStandby | None = None):
         from conformance.adapter import Spec
         from conformance.registry import load_adapter
 
@@ -74,7 +74,7 @@ class Context:
         self.gcs_address = self.fixture.get("gcs_address")
         self.job_id = None
         self._observer = None
-        self.peer_standby = None
+        self.peer_standby = peer_standby  # forked before Ray, for a scenario's peer op
         self.connected: set = set()  # components reached by name: they own no actor
 
     # -- Ray facts, read without starting Ray --------------------------------
@@ -296,8 +296,7 @@ def main(request_path: str) -> int:
         o["verb"] == "peer" for o in request["scenario"]["ops"]) else None
     writer = HistoryWriter(request["paths"]["history"])
     baseline = _threads_now()
-    ctx = Context(request)
-    ctx.peer_standby = standby
+    ctx = Context(request, standby)
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name}

@@ -16,6 +16,8 @@ import traceback
 
 import psutil
 
+from fixtures.child import redirect_stdio
+
 
 class PeerStandby:
     """The driver's side: ``run()`` once, or ``close()``."""
@@ -59,13 +61,11 @@ def _serve(read_fd: int, main) -> None:
     if not line:
         os._exit(0)
     message = json.loads(line)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    for fd, path in ((1, message["stdout"]), (2, message["stderr"])):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(target, fd)
-        os.close(target)
-    # Fresh streams on fds 1 and 2, as a fresh interpreter would have.
+    # The driver's own stdio set-up, minus its new session: the peer stays in
+    # the driver's session, where the harness finds (and sweeps) it.
+    redirect_stdio(message)
+    # Fresh streams on fds 1 and 2, as a fresh interpreter would have (the
+    # forked sys.stdout may be anything, e.g. pytest's capture).
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     os.environ.update(message["env"])
