@@ -9,6 +9,7 @@ belong to is gone. After teardown every public method raises
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -28,18 +29,45 @@ _EXIT_BOUND = 5.0  # seconds: teardown of a component still working at interpret
 _WORKING: weakref.WeakSet = weakref.WeakSet()  # components that started a background thread
 
 
-def _stop_background_work() -> None:
-    """At interpreter exit, before any ``atexit`` handler (Ray's shutdown is
-    one): tear down the components whose background thread still calls Ray.
-    A thread inside a Ray call while Ray's atexit shutdown destroys the core
-    worker crashes the process (SIGSEGV, measured). A closed one is a no-op."""
+def _stop_background_work(reason: str = "interpreter exit") -> None:
+    """Tear down the open components whose background thread still calls Ray.
+
+    Runs before Ray's core worker is destroyed: at interpreter exit (before
+    any ``atexit`` handler, Ray's shutdown is one) and at the start of every
+    ``ray.shutdown()``. A thread inside a Ray call while the core worker is
+    destroyed crashes the process (SIGSEGV at exit; ``core_worker_process.cc:
+    The core worker has already been shutdown`` and exit code 1, or a hang in
+    ``core_worker.wait``, after an explicit ``ray.shutdown()``: all measured).
+    Closed components are skipped: their thread was joined before their own
+    teardown released the runtime (which may be this very ``ray.shutdown()``).
+    """
     for component in list(_WORKING):
-        component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, "interpreter exit")
+        if component._closed_reason is None:
+            component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, reason)
 
 
 # Runs in threading._shutdown(), before atexit handlers, whatever the
 # registration order (the hook concurrent.futures uses for its workers).
 threading._register_atexit(_stop_background_work)
+
+
+def _stopping_background_work(shutdown: Callable) -> Callable:
+    """``ray.shutdown`` that first stops this library's background threads.
+    Ray has no pre-shutdown hook, so the public name is wrapped (once)."""
+    if getattr(shutdown, "_stops_background_work", False):
+        return shutdown
+
+    @functools.wraps(shutdown)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _WORKING and ray.is_initialized():
+            _stop_background_work("ray.shutdown()")
+        return shutdown(*args, **kwargs)
+
+    wrapper._stops_background_work = True
+    return wrapper
+
+
+ray.shutdown = _stopping_background_work(ray.shutdown)
 
 
 class RayComponent:
