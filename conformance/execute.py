@@ -63,6 +63,15 @@ def prestart(scenario, impl: str, adapter, session, workdir: str,
         pass
 
 
+def stop_stale_prestarts(session) -> None:
+    """Kill the drivers prestarted for tests this process did not run next
+    (``--dist worksteal`` hands a queued test to another worker): unobserved,
+    they would run next to this scenario, on the same multinode cluster."""
+    while session.prestarted:
+        _, driver = session.prestarted.popitem()
+        driver.stop()
+
+
 def run_scenario(scenario, impl: str, adapter, session, workdir: str,
                  address: str | None = None, then=None) -> dict:
     """Execute ``scenario`` against ``impl``; return its report entry.
@@ -73,8 +82,9 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     scenario's driver there, so that one driver's exit overlaps the next
     one's start-up instead of leaving the cores idle.
     """
-    driver = session.prestarted.pop(scenario.id, None) or start_scenario(
-        scenario, impl, adapter, session, workdir, address)
+    driver = session.prestarted.pop(scenario.id, None)
+    stop_stale_prestarts(session)
+    driver = driver or start_scenario(scenario, impl, adapter, session, workdir, address)
     history_path = history_file(driver.request["cwd"])  # a prestarted driver's own workdir
     if then is not None:
         driver.wait_for(lambda: last_phase(history_path) == "exiting")

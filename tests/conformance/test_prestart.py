@@ -32,6 +32,19 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
     assert (tmp_path / "next" / "history.jsonl").exists()
 
 
+def test_a_driver_prestarted_for_another_test_is_stopped_before_the_next_scenario(session, tmp_path):
+    """--dist worksteal: the test this process prestarted went to another worker."""
+    adapter = load_adapter("reference")
+    prestart(catalog.find(NEXT), "reference", adapter, session, str(tmp_path / "stolen"))
+    stolen = session.prestarted[NEXT]
+    assert procs.is_alive(psutil.Process(stolen.pid))
+    entry = run_scenario(catalog.find(FIRST), "reference", adapter, session, str(tmp_path / "first"))
+    assert entry["verdict"] == "pass", failure_message(entry)
+    assert session.prestarted == {}
+    assert not psutil.pid_exists(stolen.pid) or not procs.is_alive(psutil.Process(stolen.pid))
+    assert procs.find_marked(stolen.marker) == []
+
+
 def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     import os
 
