@@ -1,6 +1,8 @@
 """Adapter for the reference implementation in ``impl/`` (the default target)."""
 from __future__ import annotations
 
+import functools
+
 from conformance.adapter import Adapter, Spec
 
 ACTOR_CPUS = 0.25  # small, so a scenario's actors fit any fixture's nodes
@@ -22,12 +24,22 @@ class ReferenceAdapter(Adapter):
     teardown_bound = 10.0
 
     def __init__(self):
+        from impl.errors import ComponentClosedError  # imports nothing heavy
+
+        self.closed_errors = (ComponentClosedError,)
+
+    @functools.cached_property
+    def classes(self) -> dict:
+        """The component classes, imported on first use: in the driver (a
+        fork of the zygote, which has torch loaded), never in pytest's own
+        processes, which would pay ~2.5 s of CPU each for torch+tensordict."""
+        return self._component_classes()
+
+    def _component_classes(self) -> dict:
         import impl
 
-        self.impl = impl
-        self.closed_errors = (impl.ComponentClosedError,)
-        self.classes = {"collector": impl.RayCollector, "buffer": impl.RayReplayBuffer,
-                        "evaluator": impl.RayEvalWorker}
+        return {"collector": impl.RayCollector, "buffer": impl.RayReplayBuffer,
+                "evaluator": impl.RayEvalWorker}
 
     def _options(self, spec: Spec, component: str) -> dict:
         return {"num_cpus": ACTOR_CPUS, **spec.resources.get(component, {})}

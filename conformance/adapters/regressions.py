@@ -309,11 +309,15 @@ class RegressionAdapter(ReferenceAdapter):
         super().__init__()
         self.regression = regression
         self.name = f"regression:{regression.id}"
-        for kind, override in regression.overrides.items():
-            base = self.classes[kind]
+
+    def _component_classes(self) -> dict:
+        classes = super()._component_classes()
+        for kind, override in self.regression.overrides.items():
+            base = classes[kind]
             cls = override(base)
             cls.__name__ = cls.__qualname__ = base.__name__  # errors name RayCollector, not Component
-            self.classes[kind] = cls
+            classes[kind] = cls
+        return classes
 
 
 def make(regression_id: str) -> RegressionAdapter:
