@@ -38,11 +38,13 @@ def _stop_background_work(reason: str = "interpreter exit") -> None:
     destroyed crashes the process (SIGSEGV at exit; ``core_worker_process.cc:
     The core worker has already been shutdown`` and exit code 1, or a hang in
     ``core_worker.wait``, after an explicit ``ray.shutdown()``: all measured).
-    Closed components are skipped: their thread was joined before their own
-    teardown released the runtime (which may be this very ``ray.shutdown()``).
+    A teardown in progress elsewhere is waited for (bounded); one in progress
+    on this thread is skipped: its thread was joined before it released the
+    runtime, which may be this very ``ray.shutdown()``.
     """
+    me = threading.current_thread()
     for component in list(_WORKING):
-        if component._closed_reason is None:
+        if component._closing_thread is not me:
             component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, reason)
 
 
@@ -86,6 +88,7 @@ class RayComponent:
         self._actors: list = []  # handles this component talks to
         self._owns_actors = True  # teardown kills them
         self._thread: threading.Thread | None = None  # background work, if any
+        self._closing_thread: threading.Thread | None = None  # the thread that runs the teardown
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
         self._closed_reason: str | None = None
@@ -207,6 +210,7 @@ class RayComponent:
                 first = self._closed_reason is None
                 if first:
                     self._closed_reason = reason
+                    self._closing_thread = threading.current_thread()
             if first:
                 try:
                     self._stop_event.set()
