@@ -149,20 +149,21 @@ def busy_cpu_seconds() -> float:
 
 def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> dict:
     run_id = f"rlc-bench{uuid.uuid4().hex[:6]}"
-    report = os.path.join(tempfile.mkdtemp(prefix="rlc-bench-"), "report.json")
-    cmd = [sys.executable, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider",
-           "-n", str(workers), "--profile", profile, "--ray-fixture", fixtures,
-           "--conformance-report", report, *extra]
-    env = {**os.environ, "RLC_RUN_ID": run_id}
-    t0, busy0 = time.monotonic(), busy_cpu_seconds()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sampler = MemorySampler(proc.pid, run_id)
-    sampler.start()
-    proc.wait()
-    wall, busy = time.monotonic() - t0, busy_cpu_seconds() - busy0
-    sampler.stop.set()
-    with open(report) as f:
-        doc = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="rlc-bench-") as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = [sys.executable, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider",
+               "-n", str(workers), "--profile", profile, "--ray-fixture", fixtures,
+               "--conformance-report", report, *extra]
+        env = {**os.environ, "RLC_RUN_ID": run_id}
+        t0, busy0 = time.monotonic(), busy_cpu_seconds()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sampler = MemorySampler(proc.pid, run_id)
+        sampler.start()
+        proc.wait()
+        wall, busy = time.monotonic() - t0, busy_cpu_seconds() - busy0
+        sampler.stop.set()
+        with open(report) as f:
+            doc = json.load(f)
     return {"wall": wall, "busy": busy, "doc": doc, "peak_pss": sampler.peak,
             "exit": proc.returncode}
 
