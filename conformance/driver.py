@@ -19,6 +19,7 @@ from conformance import ops
 from conformance.history import History, HistoryWriter, describe_error, read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
+from fixtures import procs
 
 DEAD_STATES = {"DEAD", "gone"}
 SETTLE_SECONDS = 5.0
@@ -265,23 +266,15 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
 def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
     """For each actor the GCS reports dead: is its worker process still running?
     Waits up to SETTLE_SECONDS, since Ray reaps a killed worker asynchronously."""
-    import psutil
-
     dead = {}
     for comp, infos in ctx.actors.items():
         states = actors.get(comp, {})
         for a in infos:
             if a.get("pid") and states.get(a["id"], {}).get("state") in DEAD_STATES:
                 dead[a["id"]] = a["pid"]
-    def running(pid: int) -> bool:  # a killed orphan may linger as a zombie
-        try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
-
     t0 = time.monotonic()
-    while True:
-        alive = {aid: running(pid) for aid, pid in dead.items()}
+    while True:  # a killed orphan may linger as a zombie: pid_alive says False
+        alive = {aid: procs.pid_alive(pid) for aid, pid in dead.items()}
         if not any(alive.values()) or time.monotonic() - t0 > SETTLE_SECONDS:
             return alive
         time.sleep(0.05)

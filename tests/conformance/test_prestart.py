@@ -1,6 +1,4 @@
 """The next scenario's driver starts while the current one exits, and is adopted."""
-import psutil
-
 from conformance import catalog
 from conformance.execute import failure_message, prestart, run_scenario
 from conformance.history import History, read_history
@@ -19,7 +17,7 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
     def then():
         first_pid = History(read_history(str(tmp_path / "first" / "history.jsonl"))).setup["pid"]
         prestart(upcoming, "reference", adapter, session, str(tmp_path / "next"))
-        started["first_alive"] = psutil.pid_exists(first_pid) and procs.is_alive(psutil.Process(first_pid))
+        started["first_alive"] = procs.pid_alive(first_pid)
 
     entry = run_scenario(first, "reference", adapter, session, str(tmp_path / "first"),
                          then=then)
@@ -37,11 +35,11 @@ def test_a_driver_prestarted_for_another_test_is_stopped_before_the_next_scenari
     adapter = load_adapter("reference")
     prestart(catalog.find(NEXT), "reference", adapter, session, str(tmp_path / "stolen"))
     stolen = session.prestarted[NEXT]
-    assert procs.is_alive(psutil.Process(stolen.pid))
+    assert procs.pid_alive(stolen.pid)
     entry = run_scenario(catalog.find(FIRST), "reference", adapter, session, str(tmp_path / "first"))
     assert entry["verdict"] == "pass", failure_message(entry)
     assert session.prestarted == {}
-    assert not psutil.pid_exists(stolen.pid) or not procs.is_alive(psutil.Process(stolen.pid))
+    assert not procs.pid_alive(stolen.pid)
     assert procs.find_marked(stolen.marker) == []
 
 
@@ -57,7 +55,7 @@ def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     try:
         prestart(catalog.find(NEXT), "reference", adapter, own, str(tmp_path))
         run = own.prestarted[NEXT]
-        assert procs.is_alive(psutil.Process(run.pid))
+        assert procs.pid_alive(run.pid)
     finally:
         own.close()
     assert procs.find_marked(own.marker) == []
