@@ -98,7 +98,11 @@ def measure_floor(kind: str, repeats: int, parallel: int = 1) -> list[float]:
 class MemorySampler(threading.Thread):
     """Samples the summed PSS of a process tree plus every process of a run."""
 
-    def __init__(self, root_pid: int, run_id: str, period: float = 1.0):
+    # Each sample reads /proc/PID/smaps_rollup of ~30 processes: 0.06 CPU-s.
+    # Sampled every second, that slowed the measured run by 1.5-4 % (measured).
+    PERIOD = 2.0
+
+    def __init__(self, root_pid: int, run_id: str, period: float = PERIOD):
         super().__init__(daemon=True)
         self.root_pid, self.run_id, self.period = root_pid, run_id, period
         self.peak = 0
@@ -168,6 +172,68 @@ def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> 
             "exit": proc.returncode}
 
 
+def measure_round(args, kinds: list[str]) -> dict:
+    """One round: the speed probe, the floors (alone, then under ``-n``) and a run."""
+    speed_before = cpu_loop_seconds()
+    floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
+    loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
+              for k in kinds}
+    res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
+    ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
+    medians = {k: statistics.median(s["duration"] for s in ran if s["fixture"] == k)
+               for k in kinds if any(s["fixture"] == k for s in ran)}
+    return {**res, "ran": ran, "floors": floors, "loaded": loaded, "medians": medians,
+            "per_min": len(ran) / res["wall"] * 60, "speed": (speed_before, cpu_loop_seconds())}
+
+
+def print_round(r: dict, args, kinds: list[str]) -> None:
+    ran, wall, busy = r["ran"], r["wall"], r["busy"]
+    print(f"profile {args.profile}, -n {args.workers}: {len(ran)} scenarios in "
+          f"{wall:.0f}s = {r['per_min']:.1f} scenarios/min (target >= 30); "
+          f"verdicts {r['doc']['summary']}")
+    print(f"CPU: the machine was busy {busy:.0f} CPU-s during the run, "
+          f"{busy / len(ran):.1f} per scenario, "
+          f"{busy / (wall * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} cores")
+    print(f"machine speed: a fixed CPU loop took {r['speed'][0]:.2f}s before the floors and "
+          f"{r['speed'][1]:.2f}s after the run (lower is faster; compare runs only at "
+          "similar speeds)")
+    print(f"peak memory (PSS, all processes of the run, sampled every "
+          f"{MemorySampler.PERIOD:.0f} s): {r['peak_pss'] / 2**30:.2f} GiB (target < 8 GiB)")
+    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
+          f"{'floor -n' + str(args.workers):>10} {'ratio':>6} "
+          f"{'median driver':>14} {'median harness':>15}  (target ratio <= 1.25)")
+    for k, med in r["medians"].items():
+        mine = [s for s in ran if s["fixture"] == k]
+        drv = [s["driver_time"] for s in mine if s.get("driver_time") is not None]
+        over = [s["duration"] - s["driver_time"] for s in mine if s.get("driver_time") is not None]
+        print(f"{k:<10} {med:>15.2f}s {r['floors'][k]:>7.2f}s {med / r['floors'][k]:>6.2f} "
+              f"{r['loaded'][k]:>9.2f}s {med / r['loaded'][k]:>6.2f} "
+              f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
+              f"{statistics.median(over) if over else float('nan'):>14.2f}s")
+    print(f"floor: alone, on an idle machine; floor -n{args.workers}: {args.workers} floor "
+          "drivers at a time, as the run's scenarios are (each xdist worker runs one).")
+    print("driver: the scenario's process until its exit begins (init/connect, the "
+          "implementation's actors, the ops, probes); harness: the rest (spawn, the driver's "
+          "exit incl. the user's ray.shutdown(), leftover sweep).")
+    print_phases(ran, kinds)
+
+
+def print_summary(rounds: list[dict]) -> None:
+    """Medians over rounds: this machine's speed drifts by 10-20 % between
+    runs minutes apart (measured), so one round is one sample."""
+    per_min = [r["per_min"] for r in rounds]
+    print(f"\n{len(rounds)} rounds: scenarios/min {', '.join(f'{x:.1f}' for x in per_min)}; "
+          f"median {statistics.median(per_min):.1f} (target >= 30); peak PSS "
+          f"{max(r['peak_pss'] for r in rounds) / 2**30:.2f} GiB")
+    for k in rounds[0]["medians"]:
+        alone = [r["medians"][k] / r["floors"][k] for r in rounds]
+        loaded = [r["medians"][k] / r["loaded"][k] for r in rounds]
+        print(f"{k}: median/floor {', '.join(f'{x:.2f}' for x in alone)} (median "
+              f"{statistics.median(alone):.2f}); median/floor -n "
+              f"{', '.join(f'{x:.2f}' for x in loaded)} (median {statistics.median(loaded):.2f})"
+              " (target <= 1.25)")
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -176,6 +242,8 @@ def main(argv=None) -> int:
     p.add_argument("-n", "--workers", type=int, default=2)
     p.add_argument("--fixtures", default="local,multinode")
     p.add_argument("--floor-repeats", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="repeat floors + run; print each round and the medians over rounds")
     p.add_argument("--from-report", metavar="PATH",
                    help="only print where the time went in an existing report (no run)")
     p.add_argument("pytest_args", nargs="*")
@@ -191,44 +259,15 @@ def main(argv=None) -> int:
                       f"sum {sum(mine):.0f}s")
         print_phases(entries, kinds)
         return 0
-    speed_before = cpu_loop_seconds()
-    floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
-    loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
-              for k in kinds}
-    res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
-    ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
-    per_min = len(ran) / res["wall"] * 60
-    print(f"profile {args.profile}, -n {args.workers}: {len(ran)} scenarios in "
-          f"{res['wall']:.0f}s = {per_min:.1f} scenarios/min (target >= 30); "
-          f"verdicts {res['doc']['summary']}")
-    print(f"CPU: the machine was busy {res['busy']:.0f} CPU-s during the run, "
-          f"{res['busy'] / len(ran):.1f} per scenario, "
-          f"{res['busy'] / (res['wall'] * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} cores")
-    print(f"machine speed: a fixed CPU loop took {speed_before:.2f}s before the floors and "
-          f"{cpu_loop_seconds():.2f}s after the run (lower is faster; compare runs only at "
-          "similar speeds)")
-    print(f"peak memory (PSS, all processes of the run): {res['peak_pss'] / 2**30:.2f} GiB "
-          "(target < 8 GiB)")
-    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
-          f"{'floor -n' + str(args.workers):>10} {'ratio':>6} "
-          f"{'median driver':>14} {'median harness':>15}  (target ratio <= 1.25)")
-    for k in kinds:
-        mine = [s for s in ran if s["fixture"] == k]
-        if not mine:
-            continue
-        med = statistics.median(s["duration"] for s in mine)
-        drv = [s["driver_time"] for s in mine if s.get("driver_time") is not None]
-        over = [s["duration"] - s["driver_time"] for s in mine if s.get("driver_time") is not None]
-        print(f"{k:<10} {med:>15.2f}s {floors[k]:>7.2f}s {med / floors[k]:>6.2f} "
-              f"{loaded[k]:>9.2f}s {med / loaded[k]:>6.2f} "
-              f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
-              f"{statistics.median(over) if over else float('nan'):>14.2f}s")
-    print(f"floor: alone, on an idle machine; floor -n{args.workers}: {args.workers} floor "
-          "drivers at a time, as the run's scenarios are (each xdist worker runs one).")
-    print("driver: the scenario's process until its exit begins (init/connect, the "
-          "implementation's actors, the ops, probes); harness: the rest (spawn, the driver's "
-          "exit incl. the user's ray.shutdown(), leftover sweep).")
-    print_phases(ran, kinds)
+    rounds = []
+    for i in range(args.rounds):
+        if args.rounds > 1:
+            print(f"\n== round {i + 1} of {args.rounds}", flush=True)
+        rounds.append(measure_round(args, kinds))
+        print_round(rounds[-1], args, kinds)
+        sys.stdout.flush()
+    if len(rounds) > 1:
+        print_summary(rounds)
     return 0
 
 
