@@ -4,10 +4,12 @@ Prints scenario instances per minute for a profile run with ``-n 2``, the
 median scenario wall time per fixture next to that fixture's floor (a bare
 driver that only does the fixture's init or connect, creates one actor whose
 module imports torch, in the actor's process too, kills it and shuts down)
-measured twice: alone, and
-with as many floor drivers at a time as the run has workers (the load the
-run's scenarios share the cores under), and the peak memory (PSS) of every
-process of the run. A benchmark, not a test: it prints figures.
+measured twice: alone, and with as many floor drivers at a time as the run
+has workers. The median comes from the profile run, and from a run of that
+fixture's scenarios only: there a worker's neighbour runs the same fixture,
+the load the floor under ``-n`` is measured with. Also the peak memory (PSS)
+of every process of the profile run. A benchmark, not a test: it prints
+figures.
 """
 from __future__ import annotations
 
@@ -173,17 +175,26 @@ def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> 
 
 
 def measure_round(args, kinds: list[str]) -> dict:
-    """One round: the speed probe, the floors (alone, then under ``-n``) and a run."""
+    """One round: the speed probe, the floors (alone, then under ``-n``), a run
+    of the profile and, with several fixtures, one run per fixture."""
     speed_before = cpu_loop_seconds()
     floors = {k: statistics.median(measure_floor(k, args.floor_repeats)) for k in kinds}
     loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
               for k in kinds}
     res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
     ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
-    medians = {k: statistics.median(s["duration"] for s in ran if s["fixture"] == k)
-               for k in kinds if any(s["fixture"] == k for s in ran)}
-    return {**res, "ran": ran, "floors": floors, "loaded": loaded, "medians": medians,
-            "per_min": len(ran) / res["wall"] * 60, "speed": (speed_before, cpu_loop_seconds())}
+    # (fixture, run) -> that fixture's scenarios in that run
+    groups = {}
+    for k in kinds:
+        groups[(k, "all")] = [s for s in ran if s["fixture"] == k]
+        if args.fixture_runs and len(kinds) > 1:
+            own = run_profile(args.profile, args.workers, k, args.pytest_args)
+            groups[(k, "alone")] = [s for s in own["doc"]["scenarios"] if s["verdict"] != "skip"]
+    medians = {key: statistics.median(s["duration"] for s in group)
+               for key, group in groups.items() if group}
+    return {**res, "ran": ran, "groups": groups, "floors": floors, "loaded": loaded,
+            "medians": medians, "per_min": len(ran) / res["wall"] * 60,
+            "speed": (speed_before, cpu_loop_seconds())}
 
 
 def print_round(r: dict, args, kinds: list[str]) -> None:
@@ -195,23 +206,26 @@ def print_round(r: dict, args, kinds: list[str]) -> None:
           f"{busy / len(ran):.1f} per scenario, "
           f"{busy / (wall * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} cores")
     print(f"machine speed: a fixed CPU loop took {r['speed'][0]:.2f}s before the floors and "
-          f"{r['speed'][1]:.2f}s after the run (lower is faster; compare runs only at "
+          f"{r['speed'][1]:.2f}s after the runs (lower is faster; compare runs only at "
           "similar speeds)")
     print(f"peak memory (PSS, all processes of the run, sampled every "
           f"{MemorySampler.PERIOD:.0f} s): {r['peak_pss'] / 2**30:.2f} GiB (target < 8 GiB)")
-    print(f"{'fixture':<10} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
+    print(f"{'fixture':<10} {'run':<6} {'median scenario':>16} {'floor':>8} {'ratio':>6} "
           f"{'floor -n' + str(args.workers):>10} {'ratio':>6} "
           f"{'median driver':>14} {'median harness':>15}  (target ratio <= 1.25)")
-    for k, med in r["medians"].items():
-        mine = [s for s in ran if s["fixture"] == k]
+    for (k, run), med in r["medians"].items():
+        mine = r["groups"][(k, run)]
         drv = [s["driver_time"] for s in mine if s.get("driver_time") is not None]
         over = [s["duration"] - s["driver_time"] for s in mine if s.get("driver_time") is not None]
-        print(f"{k:<10} {med:>15.2f}s {r['floors'][k]:>7.2f}s {med / r['floors'][k]:>6.2f} "
+        print(f"{k:<10} {run:<6} {med:>15.2f}s {r['floors'][k]:>7.2f}s {med / r['floors'][k]:>6.2f} "
               f"{r['loaded'][k]:>9.2f}s {med / r['loaded'][k]:>6.2f} "
               f"{statistics.median(drv) if drv else float('nan'):>13.2f}s "
               f"{statistics.median(over) if over else float('nan'):>14.2f}s")
+    print(f"run: all = the run above (a worker's neighbour may run another fixture's "
+          f"scenarios); alone = a run of this fixture's scenarios only, the load the "
+          f"floor -n{args.workers} is measured under.")
     print(f"floor: alone, on an idle machine; floor -n{args.workers}: {args.workers} floor "
-          "drivers at a time, as the run's scenarios are (each xdist worker runs one).")
+          "drivers at a time, each in its own session (as each xdist worker runs one scenario).")
     print("driver: the scenario's process until its exit begins (init/connect, the "
           "implementation's actors, the ops, probes); harness: the rest (spawn, the driver's "
           "exit incl. the user's ray.shutdown(), leftover sweep).")
@@ -225,10 +239,12 @@ def print_summary(rounds: list[dict]) -> None:
     print(f"\n{len(rounds)} rounds: scenarios/min {', '.join(f'{x:.1f}' for x in per_min)}; "
           f"median {statistics.median(per_min):.1f} (target >= 30); peak PSS "
           f"{max(r['peak_pss'] for r in rounds) / 2**30:.2f} GiB")
-    for k in rounds[0]["medians"]:
-        alone = [r["medians"][k] / r["floors"][k] for r in rounds]
-        loaded = [r["medians"][k] / r["loaded"][k] for r in rounds]
-        print(f"{k}: median/floor {', '.join(f'{x:.2f}' for x in alone)} (median "
+    for k, run in rounds[0]["medians"]:
+        if not all((k, run) in r["medians"] for r in rounds):
+            continue
+        alone = [r["medians"][(k, run)] / r["floors"][k] for r in rounds]
+        loaded = [r["medians"][(k, run)] / r["loaded"][k] for r in rounds]
+        print(f"{k} (run: {run}): median/floor {', '.join(f'{x:.2f}' for x in alone)} (median "
               f"{statistics.median(alone):.2f}); median/floor -n "
               f"{', '.join(f'{x:.2f}' for x in loaded)} (median {statistics.median(loaded):.2f})"
               " (target <= 1.25)")
@@ -242,6 +258,8 @@ def main(argv=None) -> int:
     p.add_argument("-n", "--workers", type=int, default=2)
     p.add_argument("--fixtures", default="local,multinode")
     p.add_argument("--floor-repeats", type=int, default=5)
+    p.add_argument("--no-fixture-runs", dest="fixture_runs", action="store_false",
+                   help="skip the per-fixture runs (one per fixture, for the ratios)")
     p.add_argument("--rounds", type=int, default=1,
                    help="repeat floors + run; print each round and the medians over rounds")
     p.add_argument("--from-report", metavar="PATH",

@@ -3,6 +3,7 @@ import pytest
 
 from conformance.execute import failure_message, prestart, run_scenario
 from conformance.plugin import next_scenario
+from fixtures.clusters import FIXTURE_CLASSES
 
 
 def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_factory):
@@ -19,7 +20,8 @@ def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_fac
         pytest.skip(f"{adapter.name} does not support: {', '.join(missing)}")
     then = None
     upcoming = next_scenario(request.node)
-    if upcoming is not None and not adapter.unsupported(upcoming.requires):
+    if (upcoming is not None and not adapter.unsupported(upcoming.requires)
+            and FIXTURE_CLASSES[upcoming.fixture].overlap_start):
         def then():  # the next driver starts while this one exits
             workdir = str(tmp_path_factory.mktemp("next", numbered=True))
             prestart(upcoming, rlc["impl"], adapter, conformance_session, workdir, rlc["address"])
