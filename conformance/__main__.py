@@ -44,12 +44,14 @@ def cmd_shrink(args) -> int:
     adapter = load_adapter(args.impl)
     scenario = load_scenario(args)
     session = SessionResources(preload=preload_modules(adapter))
+    scratch = tempfile.TemporaryDirectory(prefix="rlc-shrink-")  # the runs' workdirs
     runs = 0
 
     def outcome(s):
         nonlocal runs
         runs += 1
-        entry = run_scenario(s, args.impl, adapter, session, tempfile.mkdtemp(prefix="rlc-shrink-"))
+        workdir = os.path.join(scratch.name, f"run-{runs}")
+        entry = run_scenario(s, args.impl, adapter, session, workdir)
         print(f"  run {runs}: {len(s.ops)} ops -> {entry['verdict']} {entry['oracles']}", flush=True)
         return entry
 
@@ -67,6 +69,7 @@ def cmd_shrink(args) -> int:
         small = shrink(scenario, still_fails)
     finally:
         session.close()
+        scratch.cleanup()
     out = args.out or "shrunk-scenario.json"
     with open(out, "w") as f:
         json.dump(small.to_dict(), f, indent=1)
