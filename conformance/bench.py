@@ -174,6 +174,11 @@ def run_profile(profile: str, workers: int, fixtures: str, extra: list[str]) -> 
             "exit": proc.returncode}
 
 
+def ran_scenarios(doc: dict) -> list[dict]:
+    """The report's scenarios that ran (not skipped)."""
+    return [s for s in doc["scenarios"] if s["verdict"] != "skip"]
+
+
 def measure_round(args, kinds: list[str]) -> dict:
     """One round: the speed probe, the floors (alone, then under ``-n``), a run
     of the profile and, with several fixtures, one run per fixture."""
@@ -182,14 +187,14 @@ def measure_round(args, kinds: list[str]) -> dict:
     loaded = {k: statistics.median(measure_floor(k, args.floor_repeats, args.workers))
               for k in kinds}
     res = run_profile(args.profile, args.workers, args.fixtures, args.pytest_args)
-    ran = [s for s in res["doc"]["scenarios"] if s["verdict"] != "skip"]
+    ran = ran_scenarios(res["doc"])
     # (fixture, run) -> that fixture's scenarios in that run
     groups = {}
     for k in kinds:
         groups[(k, "all")] = [s for s in ran if s["fixture"] == k]
         if args.fixture_runs and len(kinds) > 1:
             own = run_profile(args.profile, args.workers, k, args.pytest_args)
-            groups[(k, "alone")] = [s for s in own["doc"]["scenarios"] if s["verdict"] != "skip"]
+            groups[(k, "alone")] = ran_scenarios(own["doc"])
     medians = {key: statistics.median(s["duration"] for s in group)
                for key, group in groups.items() if group}
     return {**res, "ran": ran, "groups": groups, "floors": floors, "loaded": loaded,
@@ -261,7 +266,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-fixture-runs", dest="fixture_runs", action="store_false",
                    help="skip the per-fixture runs (one per fixture, for the ratios)")
     p.add_argument("--rounds", type=int, default=1,
-                   help="repeat floors + run; print each round and the medians over rounds")
+                   help="repeat floors + runs; print each round and the medians over rounds")
     p.add_argument("--from-report", metavar="PATH",
                    help="only print where the time went in an existing report (no run)")
     p.add_argument("pytest_args", nargs="*")
@@ -269,7 +274,7 @@ def main(argv=None) -> int:
     kinds = args.fixtures.split(",")
     if args.from_report:
         with open(args.from_report) as f:
-            entries = [s for s in json.load(f)["scenarios"] if s["verdict"] != "skip"]
+            entries = ran_scenarios(json.load(f))
         for k in kinds:
             mine = [s["duration"] for s in entries if s["fixture"] == k]
             if mine:
