@@ -4,7 +4,11 @@ Runs inside its own process (forked from the zygote; a peer driver is forked
 from its driver, see ``conformance.peer``). It never judges: it executes,
 times, probes and writes. A watchdog (``faulthandler.dump_traceback_later``)
 dumps every thread's stack and ends the process if an operation passes its
-deadline: the runner turns that into a "hang" verdict.
+deadline: the runner turns that into a "hang" verdict. The harness's own
+probes run under a watchdog of their own, after the op's ``end`` record: a
+probe that hangs is told apart from the implementation's op (an ``error``
+verdict, not a ``hang``). A probe never fails open: what it could not observe
+is recorded as unknown, never as "dead" or "gone".
 """
 from __future__ import annotations
 
@@ -14,30 +18,35 @@ import os
 import sys
 import threading
 import time
+import traceback
 
 from conformance import ops
-from conformance.history import History, HistoryWriter, describe_error, read_history
+from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, describe_error, \
+    read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
 from fixtures import procs
 
-DEAD_STATES = {"DEAD", "gone"}
+DEAD_STATES = {"DEAD"}
 SETTLE_SECONDS = 5.0
+#: seconds the probe after one op may take (it waits up to SETTLE_SECONDS for
+#: killed actors, twice at most, plus GCS queries of 5 s each at most)
+PROBE_DEADLINE = 60.0
+#: seconds the final probe may take (actors, the job's actors, their processes)
+FINAL_PROBE_DEADLINE = 90.0
+#: verbs after which the probe reads the components' actor states
+ACTOR_PROBED = ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct")
+#: threads of these modules are Ray's (or the interpreter's), not the implementation's
+RAY_THREAD_MODULES = ("ray", "grpc", "concurrent.futures", "asyncio")
 
 
 def ray_identity() -> str | None:
-    """The current Ray session, without ever starting one."""
-    import ray
+    """The connected Ray runtime as "gcs/session/job", without ever starting
+    one: one definition, the reference's (``impl.runtime.runtime_identity``)."""
+    from impl.runtime import runtime_identity
 
-    if not ray.is_initialized():
-        return None
-    node = ray._private.worker._global_node
-    session = getattr(node, "session_name", "?") if node is not None else "?"
-    try:
-        gcs = ray.get_runtime_context().gcs_address
-    except Exception:  # noqa: BLE001
-        gcs = "?"
-    return f"{gcs}/{session}"
+    identity = runtime_identity()
+    return None if identity is None else "/".join(str(x) for x in identity)
 
 
 def op_deadline(op: Op, adapter, spec) -> float:
@@ -77,6 +86,8 @@ class Context:
         self._observer = None
         self.peer_standby = peer_standby  # forked before Ray, for a scenario's peer op
         self.connected: set = set()  # components reached by name: they own no actor
+        self.keep: list = []  # object refs of injected faults (a hung call)
+        self.last_known: dict = {}  # actor id -> last GCS record with a pid
 
     # -- Ray facts, read without starting Ray --------------------------------
     def note_ray_started(self) -> None:
@@ -96,18 +107,47 @@ class Context:
         return self._observer
 
     def actor_states(self, ids: list[str]) -> dict:
-        """``{id: state-dict}``; every actor is "gone" when the GCS is gone."""
-        obs = self.observer
+        """``{id: record}`` from the GCS. Fails closed: an actor the GCS does
+        not answer for is ``{"state": "unknown", "error": why}``, never dead,
+        except on the ``local`` fixture once the driver's own runtime is gone,
+        where an actor whose process is gone is DEAD (``"source": "process"``)."""
         if not ids:
             return {}
-        if obs is None or not obs.reachable():
-            return {i: {"state": "gone"} for i in ids}
+        obs = self.observer
         try:
-            return obs.actor_states(ids)
-        except Exception as exc:  # noqa: BLE001
-            return {i: {"state": "unknown", "error": repr(exc)} for i in ids}
+            if obs is None:
+                raise RuntimeError("no GCS address known")
+            found = obs.actor_states(ids)
+        except Exception as exc:  # noqa: BLE001 - recorded, judged as unknown
+            return self._states_by_process(ids, f"GCS query failed: {exc}")
+        out = {}
+        for i in ids:
+            rec = found.get(i)
+            if rec is None:
+                out[i] = {"state": "unknown", "error": "not in the GCS actor table"}
+                continue
+            out[i] = rec
+            if (rec.get("pid") or 0) > 1:
+                self.last_known[i] = rec
+        return out
+
+    def _states_by_process(self, ids: list[str], why: str) -> dict:
+        import ray
+
+        runtime_gone = self.fixture.get("kind") == "local" and not ray.is_initialized()
+        out = {}
+        for i in ids:
+            pid = self.last_known.get(i, {}).get("pid")
+            if runtime_gone and (not pid or not procs.pid_alive(pid)):
+                out[i] = {"state": "DEAD", "source": "process", "pid": pid,
+                          "note": "the driver's local runtime is shut down and "
+                                  + (f"process {pid} is gone" if pid else "the actor never ran")}
+            else:
+                out[i] = {"state": "unknown", "pid": pid, "error": why}
+        return out
 
     def describe_actors(self, component: str) -> list[dict]:
+        """Record the component's actors (id, pid, node, state) as created."""
         handles = self.adapter.actors(component, self.objects[component])
         ids = [h._actor_id.hex() for h in handles]
         states = self.actor_states(ids)
@@ -132,7 +172,7 @@ class Context:
             }
             pending = settle and any(
                 s.get("state") not in DEAD_STATES for s in out.get(settle, {}).values()
-            )
+            )  # an unknown state is waited on too, then reported as unknown
             if not pending or time.monotonic() - t0 > SETTLE_SECONDS:
                 out["_settle_seconds"] = round(time.monotonic() - t0, 3)
                 return out
@@ -156,13 +196,18 @@ class Context:
         }
         with open(path("peer-request.json"), "w") as f:
             json.dump(req, f)
-        exit_code = self.peer_standby.run(
-            path("peer-request.json"), {"RAY_ADDRESS": self.gcs_address},
-            path("peer-stdout.txt"), path("peer-stderr.txt"), op_deadline(op, None, None))
+        timed_out = False
+        try:
+            exit_code = self.peer_standby.run(
+                path("peer-request.json"), {"RAY_ADDRESS": self.gcs_address},
+                path("peer-stdout.txt"), path("peer-stderr.txt"), op_deadline(op, None, None))
+        except TimeoutError:  # killed: its history says which op it was in
+            exit_code, timed_out = None, True
         with open(path("peer-stderr.txt"), errors="replace") as f:
             stderr = f.read()
-        peer = History(read_history(path("peer-history.jsonl")))
-        return {"exit_code": exit_code, "stderr_tail": stderr[-3000:], "ops": peer.ops}
+        peer = History(read_history(path("peer-history.jsonl")), expected_ops=len(sub.ops))
+        return {"exit_code": exit_code, "timed_out": timed_out, "stderr_tail": stderr[-3000:],
+                "ops": peer.ops, "missing": peer.missing()}
 
 
 def init_ray_as_user(ctx: Context) -> dict:
@@ -189,19 +234,25 @@ def _threads_now() -> list[dict]:
     return out
 
 
-def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op) -> None:
+def new_threads(baseline: list[dict]) -> list[dict]:
+    """Threads started since ``baseline`` that may be the implementation's:
+    not Ray's own (by module) and not the harness's (named ``rlc-``)."""
+    base = {t["ident"] for t in baseline}
+    return [t for t in _threads_now() if t["ident"] not in base
+            and not str(t["module"]).startswith(RAY_THREAD_MODULES)
+            and not t["name"].startswith("rlc-")]
+
+
+def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
                   "deadline": op_deadline(op, ctx.adapter, ctx.spec)})
-    missing = ctx.adapter.unsupported(op.args.get("requires", ()))
     if op.target and op.target not in ctx.objects and op.verb != "construct":
         status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
-    elif missing:
-        status, result, error, duration = "skipped", {"reason": f"unsupported: {missing}"}, None, 0.0
     else:
         faulthandler.dump_traceback_later(op_deadline(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()
         try:
-            result = ops.VERB_FUNCS[op.verb](ctx, op) or {}
+            result = ops.VERBS[op.verb].run(ctx, op) or {}
             status, error = "ok", None
         except BaseException as exc:  # noqa: BLE001 - a verdict, not a crash
             status, result, error = "raised", {}, describe_error(exc)
@@ -215,47 +266,65 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op) -> None:
             bad = [c for c in calls if c["status"] != "ok"]
             if bad:
                 status, error = "raised", bad[0]["error"]
-    probe = {"ray": ray_identity()}
-    if op.verb in ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct"):
+    writer.write({
+        "phase": "end", "i": i, "op": op.to_dict(), "status": status,
+        "error": error, "duration": round(duration, 4), "result": result,
+    })
+    # The harness's probe, under its own watchdog: a hang here is the harness's.
+    faulthandler.dump_traceback_later(PROBE_DEADLINE, exit=True)
+    try:
+        probe = probe_after(ctx, op, status, baseline)
+    except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
+        probe = {"error": describe_error(exc)}
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    writer.write({"phase": "probe", "i": i, **probe})
+
+
+def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict:
+    """What the harness observes right after an op: the Ray runtime, the
+    implementation's threads (read first: a teardown must have joined them,
+    not the settle wait below) and, after ops that change them, actor states."""
+    probe = {"ray": ray_identity(), "threads": new_threads(baseline)}
+    if op.verb == "construct" and status == "ok":
+        probe["created"] = ctx.describe_actors(op.target)
+    if op.verb in ACTOR_PROBED:
         # Wait for the component's actors to die, unless it owns none.
         settle = op.target if op.verb in ("teardown", "exhaust") and op.target not in ctx.connected else None
         probe["actors"] = ctx.states_by_component(settle=settle)
     if op.args.get("fail") and status == "raised":
         probe["job_actors"] = job_actors(ctx)
-    writer.write({
-        "phase": "end", "i": i, "op": op.to_dict(), "status": status,
-        "error": error, "duration": round(duration, 4), "result": result, "probe": probe,
-    })
+    return probe
 
 
-def job_actors(ctx: Context) -> dict | None:
-    """All actors of this driver's job with their states (None if unknown)."""
+def job_actors(ctx: Context) -> dict:
+    """Every actor of this driver's job: ``{"actors": {id: record}}``, or
+    ``{"unknown": why}`` when the GCS does not answer. On the ``local`` fixture
+    once the driver's runtime is shut down, the actors the driver knows are
+    read by process (``"source": "process"``); an actor it never saw left a
+    process behind, which the runner finds after the exit."""
+    import ray
+
     ctx.note_ray_started()
     obs = ctx.observer
-    if ctx.job_id is None or obs is None or not obs.reachable():
-        return None
+    if ctx.job_id is None:
+        return {"actors": {}, "source": "no job: Ray was never started"}
     try:
-        return obs.job_actors(ctx.job_id)
+        if obs is None:
+            raise RuntimeError("no GCS address known")
+        return {"actors": obs.job_actors(ctx.job_id), "source": "gcs"}
     except Exception as exc:  # noqa: BLE001
-        return {"error": repr(exc)}
+        if ctx.fixture.get("kind") == "local" and not ray.is_initialized():
+            known = [a["id"] for infos in ctx.actors.values() for a in infos]
+            return {"actors": ctx._states_by_process(known, str(exc)), "source": "process"}
+        return {"unknown": f"GCS query for the job's actors failed: {exc}"}
 
 
 def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
-    import psutil
-
-    base = {t["ident"] for t in baseline_threads}
-    threads = [t for t in _threads_now() if t["ident"] not in base]
-    children = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            children.append({"pid": p.pid, "name": p.name()})
-        except psutil.Error:
-            pass
     actors = ctx.states_by_component() if ctx.actors else {}
     return {
         "ray": ray_identity(),
-        "threads": threads,
-        "children": children,
+        "threads": new_threads(baseline_threads),
         "actors": actors,
         "job_actors": job_actors(ctx),
         "actor_pids_alive": dead_actor_pids_alive(ctx, actors),
@@ -270,8 +339,9 @@ def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
     for comp, infos in ctx.actors.items():
         states = actors.get(comp, {})
         for a in infos:
-            if a.get("pid") and states.get(a["id"], {}).get("state") in DEAD_STATES:
-                dead[a["id"]] = a["pid"]
+            pid = ctx.last_known.get(a["id"], {}).get("pid") or a.get("pid")
+            if pid and states.get(a["id"], {}).get("state") in DEAD_STATES:
+                dead[a["id"]] = pid
     t0 = time.monotonic()
     while True:  # a killed orphan may linger as a zombie: pid_alive says False
         alive = {aid: procs.pid_alive(pid) for aid, pid in dead.items()}
@@ -288,6 +358,27 @@ def main(request_path: str) -> int:
     standby = PeerStandby(main) if any(
         o["verb"] == "peer" for o in request["scenario"]["ops"]) else None
     writer = HistoryWriter(request["paths"]["history"])
+    try:
+        ctx = run_scenario_ops(request, writer, standby)
+    except Exception as exc:  # noqa: BLE001 - the harness's own failure: an `error` verdict
+        writer.write({"phase": "harness-error", "error": describe_error(exc)})
+        traceback.print_exc()
+        raise SystemExit(HARNESS_EXIT_CODE) from exc
+    # From here on the interpreter exits normally, with the components as the
+    # scenario left them: atexit handlers and finalizers run, as for a user.
+    # The watchdog stays armed: an exit that never finishes is a hang.
+    # The "exiting" record comes first, so that a watchdog firing in the
+    # user's ray.shutdown() below reads as an exit hang.
+    bound = exit_bound(ctx.adapter)
+    writer.write({"phase": "exiting", "bound": bound, "wall": time.time()})
+    writer.close()
+    faulthandler.dump_traceback_later(bound, exit=True)
+    end_like_a_user(ctx.scenario)
+    return 0
+
+
+def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
+    """Setup, every op with its probe, the final probe: the harness's part."""
     baseline = _threads_now()
     ctx = Context(request, standby)
     scenario = ctx.scenario
@@ -302,21 +393,18 @@ def main(request_path: str) -> int:
     setup["ray"] = ray_identity()
     writer.write(setup)
     for i, op in enumerate(scenario.ops):
-        run_op(ctx, writer, i, op)
+        run_op(ctx, writer, i, op, baseline)
     if standby is not None:
         standby.close()
-    writer.write({"phase": "final", **final_probe(ctx, baseline)})
-    # From here on the interpreter exits normally, with the components as the
-    # scenario left them: atexit handlers and finalizers run, as for a user.
-    # The watchdog stays armed: an exit that never finishes is a hang.
-    # The "exiting" record comes first, so that a watchdog firing in the
-    # user's ray.shutdown() below reads as an exit hang.
-    bound = exit_bound(ctx.adapter)
-    writer.write({"phase": "exiting", "bound": bound, "wall": time.time()})
-    writer.close()
-    faulthandler.dump_traceback_later(bound, exit=True)
-    end_like_a_user(scenario)
-    return 0
+    faulthandler.dump_traceback_later(FINAL_PROBE_DEADLINE, exit=True)
+    try:
+        final = final_probe(ctx, baseline)
+    except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
+        final = {"error": describe_error(exc)}
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    writer.write({"phase": "final", **final})
+    return ctx
 
 
 def tests_interpreter_exit(scenario: Scenario) -> bool:

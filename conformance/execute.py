@@ -28,9 +28,15 @@ def scenario_deadline(scenario, adapter) -> float:
     return sum(op_deadline(o, adapter, spec) for o in scenario.ops) + 180.0
 
 
+#: the driver's entry point: module, function (called with the request path)
+DRIVER_ENTRY = ("conformance.driver", "main")
+
+
 def start_scenario(scenario, impl: str, adapter, session, workdir: str,
-                   address: str | None = None):
-    """Prepare the fixture and spawn ``scenario``'s driver: a ``DriverRun``."""
+                   address: str | None = None, entry: tuple = DRIVER_ENTRY):
+    """Prepare the fixture and spawn ``scenario``'s driver: a ``DriverRun``.
+    ``entry`` names another driver main (the harness's own honesty tests wrap
+    the driver with injected faults)."""
     from fixtures.runner import DriverRun, driver_request
 
     os.makedirs(workdir, exist_ok=True)
@@ -43,7 +49,7 @@ def start_scenario(scenario, impl: str, adapter, session, workdir: str,
     request_path = os.path.join(workdir, "request.json")
     with open(request_path, "w") as f:
         json.dump(request, f)
-    spawn = driver_request("conformance.driver", "main", [request_path],
+    spawn = driver_request(entry[0], entry[1], [*entry[2:], request_path],
                            session.next_driver_marker(), workdir, fixture.driver_env())
     return DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
 
@@ -73,7 +79,7 @@ def stop_stale_prestarts(session) -> None:
 
 
 def run_scenario(scenario, impl: str, adapter, session, workdir: str,
-                 address: str | None = None, then=None) -> dict:
+                 address: str | None = None, then=None, entry: tuple = DRIVER_ENTRY) -> dict:
     """Execute ``scenario`` against ``impl``; return its report entry.
 
     Adopts the driver ``prestart`` started for it, if any. ``then()`` runs
@@ -84,14 +90,14 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     """
     driver = session.prestarted.pop(scenario.id, None)
     stop_stale_prestarts(session)
-    driver = driver or start_scenario(scenario, impl, adapter, session, workdir, address)
+    driver = driver or start_scenario(scenario, impl, adapter, session, workdir, address, entry)
     history_path = history_file(driver.request["cwd"])  # a prestarted driver's own workdir
     if then is not None:
         driver.wait_for(lambda: last_phase(history_path) == "exiting")
         then()
     outcome = driver.finish()
     duration = time.monotonic() - driver.started
-    history = History(read_history(history_path))
+    history = History(read_history(history_path), expected_ops=len(scenario.ops))
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",
@@ -99,13 +105,14 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         teardown_bound=adapter.teardown_bound,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
     )
-    verdict, violations = decide(run)
-    entry = result_entry(scenario, impl, run, verdict, violations, duration, address)
+    verdict, violations, unknown = decide(run)
+    entry = result_entry(scenario, impl, run, verdict, violations, duration, address, unknown)
     entry["timings"] = phase_times(history, duration, outcome.duration)
     return entry
 
 
-def result_entry(scenario, impl, run, verdict, violations, duration, address=None) -> dict:
+def result_entry(scenario, impl, run, verdict, violations, duration, address=None,
+                 unknown=None) -> dict:
     return {
         "id": scenario.id,
         "family": scenario.family,
@@ -114,8 +121,13 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         "components": list(scenario.components),
         "verdict": verdict,
         "oracles": sorted(violations),
+        # oracles that could not answer (and "harness": what the harness failed
+        # to do); any of them without a violation makes the verdict "error"
+        "unknown": sorted(unknown or {}),
         "evidence": {
             "violations": violations,
+            "unknown": unknown or {},
+            "missing": run.history.missing(),
             "history": format_history(run.history),
             "exit_code": run.exit_code,
             "signal": run.signal,
@@ -175,9 +187,17 @@ def failure_message(entry: dict) -> str:
     """What a user sees when a scenario does not pass."""
     ev = entry["evidence"]
     out = [f"{entry['verdict'].upper()}: {entry['id']}", f"ops: {entry['ops']}", ""]
+    if entry["verdict"] == "error":
+        out += ["The harness could not observe this scenario as written: this is not a "
+                "verdict on the implementation, and not a pass.", ""]
     for oracle, msgs in ev["violations"].items():
         out.append(f"[{oracle}]")
         out += [f"  - {m}" for m in msgs[:8]]
+    for oracle, msgs in (ev.get("unknown") or {}).items():
+        out.append(f"[{oracle}: unknown]")
+        out += [f"  - {m}" for m in msgs[:8]]
+    if ev.get("missing"):
+        out.append(f"history incomplete: lacks {'; '.join(ev['missing'])}")
     out += ["", "history:"] + [f"  {line}" for line in ev["history"]]
     if ev.get("exit_code") is not None or ev.get("signal"):
         out.append(f"driver exit code {ev.get('exit_code')}, signal {ev.get('signal')}")

@@ -1,7 +1,7 @@
 """The CI decision from a report: ``python -m conformance gate REPORT.json``.
 
 Exit 0 when there is no new failure, 1 otherwise. A new failure is a
-``fail``, ``crash``, ``hang`` or ``setup-error`` whose id is not in the
+``fail``, ``crash``, ``hang``, ``error`` or ``setup-error`` whose id is not in the
 known-failures file the run used (report entries carry ``known_failure``).
 Listed scenarios that now pass are reported and do not fail the gate.
 Exit 2 when the report is missing or unreadable (the run did not produce
@@ -19,8 +19,13 @@ def decide(doc: dict, out=sys.stdout) -> int:
     g = report.gate(doc)
     n = len(doc["scenarios"])
     for s in g["new_failures"]:
-        print(f"NEW {s['verdict'].upper()}: {s['id']}  [{', '.join(s.get('oracles') or [])}]",
-              file=out)
+        if s["verdict"] == "error":
+            print(f"NEW HARNESS ERROR: {s['id']}: the suite could not observe this scenario as "
+                  f"written (unknown: {', '.join(s.get('unknown') or [])}); not a verdict on "
+                  "the implementation, and not a pass", file=out)
+        else:
+            print(f"NEW {s['verdict'].upper()}: {s['id']}  [{', '.join(s.get('oracles') or [])}]",
+                  file=out)
         print(f"    {first_violation(s)}", file=out)
         print(f"    repro: {s.get('repro', '')}", file=out)
     for s in g["unexpected_passes"]:

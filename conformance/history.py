@@ -1,14 +1,21 @@
 """The history of one scenario run: a JSON-lines file, one record per event.
 
-The driver appends a ``begin`` record before each operation and an ``end``
-record after it, flushing each line, so that a driver that aborts or hangs
-mid-operation still leaves a history naming the operation it died in.
+The driver writes, in order: ``setup``; per operation ``begin``, ``end``
+(status, result) and ``probe`` (what the harness observed after it); then
+``final`` (the final probe) and ``exiting`` (the interpreter exit begins).
+Each line is flushed, so a driver that aborts, hangs or exits early still
+leaves a history naming where it was: :meth:`History.position`.
 """
 from __future__ import annotations
 
 import json
 import time
 import traceback
+from dataclasses import dataclass, field
+
+#: the exit code of a driver whose own (harness) code raised; it writes a
+#: "harness-error" record first
+HARNESS_EXIT_CODE = 70
 
 
 def describe_error(exc: BaseException) -> dict:
@@ -37,19 +44,44 @@ class HistoryWriter:
         self._f.close()
 
 
-def read_history(path: str) -> list[dict]:
-    """All complete records of a history file (a torn last line is dropped)."""
-    records = []
+@dataclass
+class HistoryFile:
+    """What a history file holds: its records and what could not be read."""
+
+    records: list = field(default_factory=list)
+    #: (line number, start of the text) of every line that is not a JSON object
+    corrupt: list = field(default_factory=list)
+    #: the last line has no newline: the driver died while writing it
+    torn: bool = False
+    missing: bool = False
+
+
+def read_history(path: str) -> HistoryFile:
+    """Every record of a history file; unreadable lines are kept as evidence,
+    never dropped silently (a torn last line is told apart from corruption)."""
+    out = HistoryFile()
     try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError:
-                    break
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
-        pass
-    return records
+        out.missing = True
+        return out
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    elif lines:
+        out.torn = True
+        lines.pop()  # the part after the last newline was never finished
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            out.records.append(record)
+        else:
+            out.corrupt.append((n, line[:120].decode(errors="replace")))
+    return out
 
 
 def last_phase(path: str) -> str | None:
@@ -69,19 +101,32 @@ def last_phase(path: str) -> str | None:
 
 
 class History:
-    """A parsed history: op begin/end records, probes, and the final probe."""
+    """A parsed history: per-op records (end + probe merged), the final probe,
+    and where the driver was when its history stops."""
 
-    def __init__(self, records: list[dict]):
+    def __init__(self, records, expected_ops: int | None = None):
+        if isinstance(records, HistoryFile):
+            self.file = records
+        else:
+            self.file = HistoryFile(records=list(records))
+        records = self.file.records
         self.records = records
+        self.expected_ops = expected_ops
         self.begins = {r["i"]: r for r in records if r.get("phase") == "begin"}
-        self.ends = {r["i"]: r for r in records if r.get("phase") == "end"}
+        self.ends = {r["i"]: dict(r) for r in records if r.get("phase") == "end"}
+        self.probes = {r["i"]: r for r in records if r.get("phase") == "probe"}
+        for i, end in self.ends.items():
+            if i in self.probes:
+                end["probe"] = {k: v for k, v in self.probes[i].items()
+                                if k not in ("phase", "i", "t")}
         self.setup = next((r for r in records if r.get("phase") == "setup"), None)
         self.final = next((r for r in records if r.get("phase") == "final"), None)
         self.exiting = next((r for r in records if r.get("phase") == "exiting"), None)
 
     @property
     def ops(self) -> list[dict]:
-        """End records in order; an op that began but never ended is last."""
+        """End records in order (each with its ``probe``); an op that began
+        but never ended is last, with status "unfinished"."""
         out = [self.ends[i] for i in sorted(self.ends)]
         unfinished = self.unfinished
         if unfinished is not None:
@@ -93,9 +138,56 @@ class History:
         pending = [i for i in self.begins if i not in self.ends]
         return self.begins[max(pending)] if pending else None
 
-    def actors_of(self, component: str) -> list[dict]:
-        """Actor records (id, pid, node) captured after a component's construction."""
-        for r in self.ends.values():
-            if r["op"].get("verb") == "construct" and r["op"].get("target") == component:
-                return r.get("result", {}).get("actors", [])
-        return []
+    def position(self) -> tuple[str, int | None]:
+        """Where the driver was when the history stops:
+
+        ``("start", None)`` before the setup record; ``("op", i)`` inside op i;
+        ``("probe", i)`` in the harness's probe after op i; ``("between", i)``
+        in harness code after op i's probe; ``("final", None)`` in the final
+        probe; ``("before-exit", None)`` after it; ``("exit", None)`` in the
+        interpreter exit (the ``exiting`` record is the last one)."""
+        last = next((r for r in reversed(self.records) if r.get("phase")), None)
+        if last is None:
+            return "start", None
+        phase, i = last.get("phase"), last.get("i")
+        n = self.expected_ops
+        if phase == "exiting":
+            return "exit", None
+        if phase == "final":
+            return "before-exit", None
+        if phase == "begin":
+            return "op", i
+        if phase == "end" and "probe" not in last:
+            return "probe", i
+        if phase in ("probe", "end"):
+            return ("final", None) if n is not None and i == n - 1 else ("between", i)
+        if phase == "setup":
+            return ("final", None) if n == 0 else ("between", None)
+        return "between", i
+
+    def missing(self) -> list[str]:
+        """What a complete history has and this one lacks (empty: complete)."""
+        out = []
+        if self.file.missing:
+            return ["the history file"]
+        if self.setup is None:
+            out.append("the setup record")
+        n = self.expected_ops
+        if n is not None:
+            no_end = [i for i in range(n) if i not in self.ends]
+            no_probe = [i for i in range(n) if i in self.ends and "probe" not in self.ends[i]]
+            if no_end:
+                out.append(f"the end records of ops {_ranges(no_end)} (of {n})")
+            if no_probe:
+                out.append(f"the probes after ops {_ranges(no_probe)}")
+        if self.final is None:
+            out.append("the final probe")
+        if self.exiting is None:
+            out.append("the exit record")
+        return out
+
+
+def _ranges(ints: list[int]) -> str:
+    if len(ints) <= 3:
+        return ", ".join(map(str, ints))
+    return f"{ints[0]}-{ints[-1]}"

@@ -1,8 +1,14 @@
-"""The operation vocabulary, each verb implemented once.
+"""The operation vocabulary: each verb declared once, with what it does and
+who answers for it.
 
 Every function takes the driver context and an :class:`~conformance.scenario.Op`
 and returns a JSON-ready result dict, or raises: the driver records either.
-Verbs never judge; the oracles do.
+Verbs never judge; the oracles do. ``party`` says whose failure a raise is:
+``impl`` verbs call the implementation (or Ray, as the user does), so an
+unexpected raise is the implementation's ``fail``; ``harness`` verbs are the
+suite's own fault injections and probes, so a raise is an ``error`` verdict
+(the scenario was not observed as written), never a pass, never the
+implementation's failure.
 """
 from __future__ import annotations
 
@@ -11,8 +17,41 @@ import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from conformance.history import describe_error
+
+IMPL, HARNESS = "impl", "harness"
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    run: Callable
+    party: str
+    doc: str
+    #: op -> True when the scenario expects this op to raise
+    expects_raise: Callable = lambda op: False
+
+
+VERBS: dict[str, Verb] = {}
+
+
+def verb(party: str, doc: str, expects_raise: Callable = lambda op: False):
+    def register(func):
+        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise)
+        return func
+    return register
+
+
+def _fails_on_purpose(op) -> bool:
+    return bool(op.args.get("fail"))
+
+
+class HarnessError(RuntimeError):
+    """The harness could not do what the scenario says (e.g. inject a fault)."""
+
 
 INFEASIBLE = {"resources": {"rlc_infeasible": 1}}
 BAD_ARGS = {
@@ -22,6 +61,11 @@ BAD_ARGS = {
     "num_collectors": {"num_collectors": 0},
     "capacity": {"buffer_capacity": 0},
 }
+KILL_HOWS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
+#: seconds a kill waits for its target to be ALIVE (scheduled, with a process)
+KILL_WAIT_ALIVE = 30.0
+#: seconds a kill waits to see its effect (the process gone, the actor not ALIVE)
+KILL_VERIFY = 10.0
 
 
 def _spec_for(ctx, op):
@@ -50,6 +94,7 @@ def _spec_for(ctx, op):
     return spec.with_(**changes)
 
 
+@verb(IMPL, "build a component (args: mode, fail, place, named, ready)", _fails_on_purpose)
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
@@ -67,33 +112,50 @@ def construct(ctx, op):
         obj = adapter.make_evaluator(spec)
     ctx.objects[op.target] = obj
     ctx.note_ray_started()
-    actors = ctx.describe_actors(op.target)
-    return {"actors": actors}
+    return {}  # the probe after it records the actors it created
 
 
+def frames_of(batch) -> int | None:
+    """Frames in one yielded item: a TensorDict's numel, or the frame count a
+    buffer-mode collector yields (None: not measurable, e.g. torchrl's None)."""
+    if hasattr(batch, "numel"):
+        return int(batch.numel())
+    if isinstance(batch, int) and not isinstance(batch, bool):
+        return batch
+    return None
+
+
+def _count(items, limit=None) -> dict:
+    n, frames = 0, 0
+    for batch in items:
+        n += 1
+        f = frames_of(batch)
+        frames = None if f is None or frames is None else frames + f
+        if limit is not None and n >= limit:
+            break  # an early break, as a user's loop does
+    return {"batches": n, "frames": frames}
+
+
+@verb(IMPL, "iterate a collector k batches, then break (args: batches)")
 def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
-    n = 0
-    if batches > 0:
-        for _ in ctx.adapter.iterate(ctx.objects["collector"]):
-            n += 1
-            if n >= batches:
-                break
-    return {"batches": n}
+    if batches <= 0:
+        return {"batches": 0, "frames": 0}
+    return _count(ctx.adapter.iterate(ctx.objects["collector"]), batches)
 
 
+@verb(IMPL, "iterate a collector until total_frames")
 def exhaust(ctx, op):
-    n = 0
-    for _ in ctx.adapter.iterate(ctx.objects["collector"]):
-        n += 1
-    return {"batches": n}
+    return _count(ctx.adapter.iterate(ctx.objects["collector"]))
 
 
+@verb(IMPL, "start the collector's background thread", _fails_on_purpose)
 def start(ctx, op):
     ctx.adapter.start(ctx.objects["collector"])
     return {}
 
 
+@verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)")
 def wait_frames(ctx, op):
     """Poll the buffer's length until it reaches ``frames`` (bounded)."""
     want = int(op.args.get("frames", 1))
@@ -109,6 +171,7 @@ def wait_frames(ctx, op):
     return {"frames": n}
 
 
+@verb(IMPL, "sample a batch from the buffer (args: batch_size)")
 def sample(ctx, op):
     data = ctx.adapter.sample(ctx.objects["buffer"], int(op.args.get("batch_size", 8)))
     return {"numel": int(data.numel()) if hasattr(data, "numel") else None}
@@ -133,53 +196,163 @@ def _batch(n: int):
     )
 
 
+@verb(IMPL, "write a small batch into the buffer from the driver (args: frames)")
 def extend(ctx, op):
     n = int(op.args.get("frames", 8))
     ctx.adapter.extend(ctx.objects["buffer"], _batch(n))
     return {"frames": n}
 
 
+@verb(IMPL, "submit an evaluation to the eval worker")
 def submit(ctx, op):
     ctx.adapter.submit(ctx.objects["evaluator"], ctx.spec)
     return {}
 
 
+@verb(IMPL, "poll the eval worker (args: timeout)")
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
     result = ctx.adapter.poll(ctx.objects["evaluator"], timeout)
     return {"ready": result is not None}
 
 
-def kill(ctx, op):
-    """Kill one actor of a component from outside the implementation."""
+# -- faults -----------------------------------------------------------------------
+
+def _ray_worker_cmdline(pid: int) -> str:
+    import psutil
+
+    try:
+        return " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _check_signalable(pid) -> None:
+    """Refuse a signal that could hit the harness: pid 0/1/negative (a process
+    group or init), this driver, its process group, anything not a Ray worker."""
+    if not isinstance(pid, int) or pid <= 1:
+        raise HarnessError(f"refusing to signal pid {pid!r}: not a single live actor process")
+    if pid in (os.getpid(), os.getpgrp()):
+        raise HarnessError(f"refusing to signal pid {pid}: the driver itself or its process group")
+    cmdline = _ray_worker_cmdline(pid)
+    if not cmdline:
+        raise HarnessError(f"pid {pid} is not running: nothing to kill")
+    if "ray::" not in cmdline and "default_worker" not in cmdline:
+        raise HarnessError(f"refusing to signal pid {pid}: not a Ray worker ({cmdline[:120]!r})")
+
+
+def _wait_process_gone(pid: int, what: str) -> None:
+    from fixtures import procs
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    try:
+        wait_for_condition(lambda: not procs.pid_alive(pid), KILL_VERIFY,
+                           message=f"pid {pid} gone")
+    except ConditionTimeout:
+        raise HarnessError(f"{what}: actor process {pid} still running after "
+                           f"{KILL_VERIFY}s: the fault was not injected") from None
+
+
+def _live_target(ctx, op) -> tuple:
+    """The handle and the GCS record of the actor to kill, read now: it must
+    be ALIVE, with a process (waits up to KILL_WAIT_ALIVE for a starting one)."""
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    index = int(op.args.get("index", 0))
+    handles = ctx.adapter.actors(op.target, ctx.objects[op.target])
+    if not handles:
+        raise HarnessError(f"{op.target} lists no actor to kill (adapter.actors is empty)")
+    try:
+        handle = handles[index]
+    except IndexError:
+        raise HarnessError(f"{op.target} has {len(handles)} actor(s): no index {index}") from None
+    aid = handle._actor_id.hex()
+
+    def alive():
+        rec = ctx.actor_states([aid]).get(aid, {})
+        return rec if rec.get("state") == "ALIVE" and (rec.get("pid") or 0) > 1 else None
+    try:
+        rec = wait_for_condition(alive, KILL_WAIT_ALIVE, interval=0.1,
+                                 message=f"{op.target} actor {aid[:8]} ALIVE")
+    except ConditionTimeout as exc:
+        raise HarnessError(f"cannot kill {op.target} actor {index}: {exc}") from None
+    return handle, {"id": aid, "pid": rec["pid"], "node_id": rec.get("node_id"), "index": index}
+
+
+def _wait_not_alive(ctx, aid: str, what: str) -> str:
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    def left():
+        state = ctx.actor_states([aid]).get(aid, {}).get("state")
+        return state if state not in ("ALIVE", "unknown", None) else None
+    try:
+        return wait_for_condition(left, KILL_VERIFY, interval=0.1, message=f"{what} took effect")
+    except ConditionTimeout as exc:
+        raise HarnessError(f"{what}: {exc}: the fault was not injected") from None
+
+
+def _require_ray(how: str) -> None:
     import ray
 
+    if not ray.is_initialized():
+        raise HarnessError(f"kill how={how} needs the driver's Ray connection, and Ray is not "
+                           "initialized: calling Ray now would start a new runtime")
+
+
+@verb(HARNESS, "kill one actor of a component from outside the implementation "
+               "(args: how, index: 0 the first, -1 the last)")
+def kill(ctx, op):
+    """A fault aimed at what is live: the actor's pid and node are read from the
+    GCS now, a signal never goes to a process group, this driver or anything
+    but a Ray worker, and the kill's effect is checked before it counts."""
     how = op.args.get("how", "ray_kill")
-    index = int(op.args.get("index", 0))
-    info = ctx.actors[op.target][index]
-    handle = ctx.adapter.actors(op.target, ctx.objects[op.target])[index]
+    if how not in KILL_HOWS:
+        raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS}")
+    handle, info = _live_target(ctx, op)
+    what = f"{how} of {op.target} actor {info['id'][:8]} (pid {info['pid']})"
+    out = {"how": how, "actor": info}
     if how == "ray_kill":
+        import ray
+
+        _require_ray(how)
         ray.kill(handle)
+        out["state"] = _wait_not_alive(ctx, info["id"], what)
     elif how == "sigkill":
+        _check_signalable(info["pid"])
         os.kill(info["pid"], signal.SIGKILL)
+        _wait_process_gone(info["pid"], what)
     elif how == "exit":
+        _require_ray(how)
+        _check_signalable(info["pid"])
         handle.__ray_call__.remote(lambda self: os._exit(1))
+        _wait_process_gone(info["pid"], what)
     elif how == "hang":
-        handle.__ray_call__.remote(lambda self: time.sleep(3600))
-    elif how == "remove_node":
+        import ray
+
+        _require_ray(how)
+        ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))
+        ready, _ = ray.wait([ref], timeout=1.0)
+        if ready:
+            raise HarnessError(f"{what}: the sleeping call returned at once: the actor does not hang")
+        ctx.keep.append(ref)
+    else:  # remove_node
         from fixtures.clusters import kill_node
 
-        node = next(n for n in ctx.fixture.get("nodes", []) if n["node_id"] == info["node_id"])
+        node = next((n for n in ctx.fixture.get("nodes", []) if n["node_id"] == info["node_id"]),
+                    None)
+        if node is None:
+            raise HarnessError(f"{what}: the actor's node {str(info['node_id'])[:8]} is not a "
+                               "node of this fixture")
         if node.get("name") == "head":
-            raise RuntimeError("scenario error: refusing to remove the head node")
+            raise HarnessError(f"{what}: refusing to remove the head node")
         killed = kill_node(node)
         ctx.removed_nodes.append(node["name"])
-        return {"how": how, "actor": info, "node": node["name"],
-                "killed": [p["pid"] for p in killed]}
-    else:
-        raise ValueError(f"unknown kill method {how!r}")
-    return {"how": how, "actor": info}
+        _wait_process_gone(info["pid"], what)
+        out.update(node=node["name"], killed=[p["pid"] for p in killed])
+    return out
 
+
+# -- teardown and the user's Ray ----------------------------------------------------
 
 def _call_teardown(ctx, target, obj, shutdown_ray):
     t0 = time.monotonic()
@@ -196,6 +369,7 @@ def _call_teardown(ctx, target, obj, shutdown_ray):
     }
 
 
+@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)")
 def teardown(ctx, op):
     """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
     obj = ctx.objects[op.target]
@@ -227,6 +401,7 @@ def teardown(ctx, op):
     return {"calls": calls}
 
 
+@verb(IMPL, "the user calls ray.shutdown()")
 def ray_shutdown(ctx, op):
     import ray
 
@@ -245,72 +420,61 @@ USE_VERBS = {
 }
 
 
+@verb(IMPL, "call a method of a component after its teardown (args: call)", lambda op: True)
 def use(ctx, op):
     USE_VERBS[op.args["call"]](ctx, ctx.objects[op.target])
     return {}
 
 
+@verb(IMPL, "poll is_alive() until it reports the expected value (args: expect, within)")
 def check_alive(ctx, op):
-    """Poll is_alive() until it equals ``expect`` or ``within`` seconds pass."""
+    """Poll is_alive() until it equals ``expect`` or ``within`` seconds pass;
+    ``elapsed`` runs from the op's start to the return of the last call, so a
+    single call that blocks past ``within`` is measured too."""
     expect = bool(op.args.get("expect", False))
     within = float(op.args.get("within", 5.0))
     obj = ctx.objects[op.target]
     t0 = time.monotonic()
-    seen = []
+    calls = 0
     while True:
         value = bool(ctx.adapter.is_alive(op.target, obj))
+        calls += 1
         elapsed = time.monotonic() - t0
-        seen.append([round(elapsed, 3), value])
         if value == expect or elapsed > within:
             break
         time.sleep(0.1)
-    return {"expect": expect, "value": value, "elapsed": round(elapsed, 3), "within": within}
+    return {"expect": expect, "value": value, "elapsed": round(elapsed, 3), "within": within,
+            "calls": calls}
 
 
+@verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
+            "earlier reading (args: at_least)")
 def check_data(ctx, op):
     n = ctx.adapter.buffer_len(ctx.objects["buffer"])
     return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
 
 
+@verb(HARNESS, "is the named eval worker registered under its name (asks the GCS; "
+               "never starts Ray)")
 def check_name(ctx, op):
-    """Is the named eval worker still registered under its name?"""
-    import ray
-
-    try:
-        ray.get_actor(ctx.actor_name, namespace=ctx.spec.namespace)
-        found = True
-    except ValueError:
-        found = False
-    return {"found": found, "name": ctx.actor_name}
+    obs = ctx.observer
+    if obs is None:
+        raise HarnessError("no GCS address known to look the name up")
+    records = obs.named_actors(ctx.actor_name, ctx.spec.namespace)
+    live = [aid for aid, r in records.items() if r["state"] != "DEAD"]
+    return {"found": bool(live), "name": ctx.actor_name, "actors": sorted(live)}
 
 
+@verb(IMPL, "drop every reference to every component and collect garbage")
 def drop(ctx, op):
     ctx.objects.clear()
     gc.collect()
     return {}
 
 
+@verb(HARNESS, "a second driver process runs ops against a named eval worker (args: ops)")
 def peer(ctx, op):
     return ctx.run_peer(op)
 
 
-VERB_FUNCS = {
-    "construct": construct,
-    "iterate": iterate,
-    "exhaust": exhaust,
-    "start": start,
-    "wait_frames": wait_frames,
-    "sample": sample,
-    "extend": extend,
-    "submit": submit,
-    "poll": poll,
-    "kill": kill,
-    "teardown": teardown,
-    "ray_shutdown": ray_shutdown,
-    "use": use,
-    "check_alive": check_alive,
-    "check_data": check_data,
-    "peer": peer,
-    "check_name": check_name,
-    "drop": drop,
-}
+VERB_FUNCS = {name: v.run for name, v in VERBS.items()}

@@ -1,15 +1,22 @@
 """Oracles: one function per lifecycle rule, each judging a recorded run.
 
-An oracle takes a :class:`Run` and returns a list of violation messages
-(empty: the rule holds, or does not apply to this run). Oracles never execute
-anything; they read the history, the probes and the driver's outcome.
+An oracle takes a :class:`Run` and returns a list of findings (empty: the
+rule holds, or does not apply to this run). A finding is a violation (a
+plain ``str``) or an :class:`Unknown`: the rule could not be judged because
+what it needs was not observed (a probe that raised or timed out, a GCS that
+did not answer). As in Jepsen's checkers, unknown is never valid: a run with
+an unknown finding and no violation gets the ``error`` verdict, never
+``pass``. ``judge`` runs each oracle "safely": an oracle that raises is
+unknown too (Jepsen's ``check-safe``). Oracles never execute anything.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
-from conformance.history import History
+from conformance.history import HARNESS_EXIT_CODE, History
+from conformance.ops import HARNESS, VERBS
 from conformance.scenario import Scenario
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
@@ -21,6 +28,12 @@ GENERIC_ERRORS = {
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
 BOUND_SLACK = 0.25
 RAY_THREAD_MODULES = ("ray", "grpc", "concurrent.futures", "asyncio")
+#: verbs whose raise a rule of their own judges (see ``calls_succeed``)
+JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer"}
+
+
+class Unknown(str):
+    """A finding that says: this rule could not be judged here, and why."""
 
 
 @dataclass
@@ -47,6 +60,12 @@ class Run:
                 continue
             yield r
 
+    @property
+    def spec(self):
+        from conformance.adapter import Spec
+
+        return Spec(**{**Spec().to_dict(), **self.scenario.spec})
+
 
 def _label(r: dict) -> str:
     op = r["op"]
@@ -60,18 +79,100 @@ def _construct_args(run: Run, component: str) -> dict:
     return {}
 
 
+def created_actors(r: dict) -> list[dict]:
+    """The actors a construct op created, as its probe recorded them."""
+    return (r.get("probe") or {}).get("created") or (r.get("result") or {}).get("actors") or []
+
+
 def _constructed(run: Run) -> set:
     return {r["op"]["target"] for r in run.op_records("construct") if r["status"] == "ok"}
+
+
+def probe_of(r: dict, key: str):
+    """``r``'s probe field ``key``, or an :class:`Unknown` saying why it is missing."""
+    probe = r.get("probe")
+    if probe is None:
+        return Unknown(f"{_label(r)}: no probe was recorded after it")
+    if probe.get("error"):
+        e = probe["error"]
+        return Unknown(f"{_label(r)}: the probe after it raised {e['type']}: {e['message'][:200]}")
+    if key not in probe:
+        return Unknown(f"{_label(r)}: its probe has no {key!r}")
+    return probe[key]
+
+
+def final_of(run: Run, key: str):
+    """The final probe's field ``key``, or an :class:`Unknown`."""
+    final = run.history.final
+    if final is None:
+        return Unknown("no final probe was recorded")
+    if final.get("error"):
+        e = final["error"]
+        return Unknown(f"the final probe raised {e['type']}: {e['message'][:200]}")
+    if key not in final:
+        return Unknown(f"the final probe has no {key!r}")
+    return final[key]
+
+
+def _unknown_state(where: str, comp: str, aid: str, st: dict) -> Unknown:
+    return Unknown(f"{where}: state of {comp} actor {aid[:8]} unknown "
+                   f"({str(st.get('error') or 'not observed')[:200]})")
+
+
+# -- where the driver was: the implementation's, or the harness's ---------------------
+
+def in_implementation(run: Run) -> bool:
+    """The history stops inside the implementation's code: one of its ops, or
+    the interpreter exit (atexit handlers, finalizers, the user's ray.shutdown)."""
+    where, i = run.history.position()
+    if where == "exit":
+        return True
+    if where == "op":
+        verb = run.history.begins[i]["op"]["verb"]
+        return VERBS[verb].party != HARNESS if verb in VERBS else True
+    return False
+
+
+def position_text(run: Run) -> str:
+    where, i = run.history.position()
+    n = len(run.scenario.ops)
+    if where == "op":
+        return f"in {_label(run.history.begins[i])}, op {i + 1} of {n}"
+    if where == "probe":
+        return f"in the harness's probe after op {i} of {n}"
+    if where == "between":
+        return f"in the harness, after op {i} of {n}" if i is not None else "in the harness"
+    return {"start": "before the scenario started", "final": "in the harness's final probe",
+            "before-exit": "after the final probe, before the exit",
+            "exit": "in the interpreter exit"}[where]
+
+
+def watchdog_fired(run: Run) -> bool:
+    """The driver's own watchdog ended it (faulthandler exit: code 1, "Timeout (")."""
+    return run.exit_code == 1 and "Timeout (" in run.stderr
+
+
+def _ended_early(run: Run) -> bool:
+    """The driver exited 0 with its history incomplete."""
+    return run.exit_code == 0 and not run.hung and bool(run.history.missing())
 
 
 # -- process-level rules ------------------------------------------------------
 
 def no_crash(run: Run) -> list[str]:
+    """The driver neither died by a signal, nor exited non-zero by itself,
+    nor printed Ray's "Check failed" abort, nor stopped inside an operation
+    of the implementation. (A signal or an exit code comes from native code
+    or the implementation's threads, never from the harness's Python: it is a
+    crash wherever the driver was.)"""
     out = []
-    if run.signal:
-        out.append(f"driver killed by signal {run.signal}")
-    elif run.exit_code not in (0, None) and not run.hung and not watchdog_fired(run):
-        out.append(f"driver exited with code {run.exit_code}")
+    if run.signal and not run.hung:
+        out.append(f"driver killed by signal {run.signal} {position_text(run)}")
+    elif run.exit_code not in (0, None, HARNESS_EXIT_CODE) and not run.hung \
+            and not watchdog_fired(run):
+        out.append(f"driver exited with code {run.exit_code} {position_text(run)}")
+    elif _ended_early(run) and in_implementation(run):
+        out.append(f"driver exited 0 {position_text(run)}: the scenario stopped there")
     for line in run.stderr.splitlines():
         if "Check failed" in line:
             out.append(f"stderr: {line.strip()[:300]}")
@@ -79,24 +180,16 @@ def no_crash(run: Run) -> list[str]:
     return out
 
 
-def watchdog_fired(run: Run) -> bool:
-    """The driver's own watchdog ended it: an op, or the interpreter exit, hung."""
-    hung_somewhere = run.history.unfinished is not None or run.history.exiting is not None
-    return hung_somewhere and "Timeout (" in run.stderr
-
-
 def no_hang(run: Run) -> list[str]:
-    if run.hung:
-        where = run.history.unfinished
-        at = f" in {_label(where)}" if where else ""
-        return [f"driver passed its deadline{at} and was killed"]
-    if watchdog_fired(run):
-        u = run.history.unfinished
-        if u is not None:
-            return [f"{_label(u)} did not return within {u.get('deadline')}s"]
-        bound = run.history.exiting.get("bound")
-        return [f"the interpreter exit did not finish within {bound}s"]
-    return []
+    """No operation of the implementation, and not the interpreter exit,
+    passed its deadline (a harness step that hangs is an ``error``)."""
+    if not (run.hung or watchdog_fired(run)) or not in_implementation(run):
+        return []
+    u = run.history.unfinished
+    if u is not None:
+        return [f"{_label(u)} did not return within {u.get('deadline')}s"]
+    bound = (run.history.exiting or {}).get("bound")
+    return [f"the interpreter exit did not finish within {bound}s"]
 
 
 def clean_stderr(run: Run) -> list[str]:
@@ -113,15 +206,61 @@ def clean_stderr(run: Run) -> list[str]:
 
 
 def no_leftover_process(run: Run) -> list[str]:
+    """No process of the driver outlives it, and no actor Ray reports DEAD
+    still has a running process (a zombie actor, ray-project/ray#52322)."""
     out = [f"process left running after the driver exited: {p}" for p in run.leftover]
-    final = run.history.final or {}
-    closed = _closed_components(run)
-    for comp in closed:
-        states = final.get("actors", {}).get(comp, {})
-        for aid, alive in final.get("actor_pids_alive", {}).items():
-            if aid in states and alive:
-                out.append(f"{comp} actor {aid[:8]}: its worker process is still running")
+    if run.leftover and run.history.missing() and not in_implementation(run):
+        # the driver stopped in the harness's code: Ray's own cleanup never ran
+        out = [Unknown(f"{m}, after the driver stopped {position_text(run)}") for m in out]
+    alive = final_of(run, "actor_pids_alive")
+    if isinstance(alive, Unknown):
+        return out + [alive] if run.history.final is not None else out
+    for aid, running in alive.items():
+        if running:
+            comp = next((r["op"]["target"] for r in run.op_records("construct")
+                         for a in created_actors(r) if a["id"] == aid), "?")
+            out.append(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
+                       "is still running")
     return out
+
+
+# -- every op -------------------------------------------------------------------
+
+def calls_succeed(run: Run) -> list[str]:
+    """Every call of the implementation the scenario does not expect to fail
+    returns without raising (iterate, start, wait_frames, sample, extend,
+    submit, poll, ray_shutdown, drop; the other verbs have rules of their own)."""
+    out = []
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        v = VERBS.get(verb)
+        if r["status"] != "raised" or v is None or v.party == HARNESS or verb in JUDGED_ELSEWHERE:
+            continue
+        if v.expects_raise(_op(r)):
+            continue
+        e = r.get("error") or {}
+        out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+    return out
+
+
+def harness_steps_succeed(run: Run) -> list[str]:
+    """Every step of the harness did what the scenario says (a kill that could
+    not be injected, a name lookup the GCS did not answer): otherwise the run
+    was not observed as written, and the verdict is ``error``."""
+    out = []
+    for r in run.history.ops:
+        v = VERBS.get(r["op"]["verb"])
+        if v is not None and v.party == HARNESS and r["status"] == "raised":
+            e = r.get("error") or {}
+            out.append(Unknown(f"{_label(r)}: the harness could not do it: {e.get('type')}: "
+                               f"{str(e.get('message'))[:300]}"))
+    return out
+
+
+def _op(r: dict):
+    from conformance.scenario import Op
+
+    return Op.from_dict(r["op"])
 
 
 # -- teardown rules --------------------------------------------------------------
@@ -165,14 +304,20 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
         comp = r["op"]["target"]
         if r["status"] != "ok":
             continue
-        states = r.get("probe", {}).get("actors", {}).get(comp, {})
+        actors = probe_of(r, "actors")
+        if isinstance(actors, Unknown):
+            out.append(actors)
+            continue
         non_owner = _construct_args(run, comp).get("connect")
-        for aid, st in states.items():
-            if non_owner and st.get("state") != "ALIVE":
+        for aid, st in actors.get(comp, {}).items():
+            state = st.get("state")
+            if state in ("unknown", None):
+                out.append(_unknown_state(_label(r), comp, aid, st))
+            elif non_owner and state != "ALIVE":
                 out.append(f"{_label(r)}: a non-owning handle's teardown ended the "
-                           f"owner's actor {aid[:8]} ({st.get('state')})")
-            if not non_owner and st.get("state") in LIVE_STATES:
-                out.append(f"{_label(r)}: actor {aid[:8]} still {st['state']} after teardown")
+                           f"owner's actor {aid[:8]} ({state})")
+            elif not non_owner and state in LIVE_STATES:
+                out.append(f"{_label(r)}: actor {aid[:8]} still {state} after teardown")
     return out
 
 
@@ -194,7 +339,11 @@ def others_untouched(run: Run) -> list[str]:
     out = []
     prev_alive: dict = {}
     for r in run.history.ops:
-        probe = r.get("probe", {}).get("actors")
+        probe = (r.get("probe") or {}).get("actors")
+        if r["op"]["verb"] == "teardown" and probe is None:
+            if r["status"] != "unfinished" and len(prev_alive) > 0:
+                out.append(probe_of(r, "actors"))
+            continue
         if probe is None:
             continue
         if r["op"]["verb"] == "teardown":
@@ -203,37 +352,84 @@ def others_untouched(run: Run) -> list[str]:
                 if comp.startswith("_") or comp == r["op"]["target"] or comp in hit:
                     continue
                 for aid, st in states.items():
-                    if prev_alive.get(aid) and st.get("state") not in ("ALIVE",):
-                        out.append(
-                            f"{_label(r)} ended {comp} actor {aid[:8]} ({st.get('state')})"
-                        )
+                    if not prev_alive.get(aid):
+                        continue
+                    if st.get("state") in ("unknown", None):
+                        out.append(_unknown_state(_label(r), comp, aid, st))
+                    elif st.get("state") != "ALIVE":
+                        out.append(f"{_label(r)} ended {comp} actor {aid[:8]} ({st.get('state')})")
         for comp, states in probe.items():
             if comp.startswith("_"):
                 continue
             for aid, st in states.items():
-                prev_alive[aid] = st.get("state") == "ALIVE"
+                if st.get("state") not in ("unknown", None):
+                    prev_alive[aid] = st.get("state") == "ALIVE"
+    return [x for x in out if x]
+
+
+def threads_joined(run: Run) -> list[str]:
+    """A component's teardown joins the threads it started: read in the probe
+    right after that teardown (a thread seen first after an op on component C
+    is C's; the harness's and Ray's own threads are not counted)."""
+    out = []
+    owner: dict = {}
+    for r in run.history.ops:
+        probe = r.get("probe") or {}
+        threads = probe.get("threads")
+        target = r["op"].get("target")
+        if threads is None:
+            if r["op"]["verb"] == "teardown" and r["status"] == "ok" and any(
+                    c == target for c in owner.values()):
+                out.append(probe_of(r, "threads"))
+            continue
+        live = {t["ident"]: t for t in threads
+                if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)}
+        for ident in live:
+            if ident not in owner and target and r["op"]["verb"] != "teardown":
+                owner[ident] = target
+        if r["op"]["verb"] == "teardown" and r["status"] == "ok":
+            for ident, t in live.items():
+                if owner.get(ident) == target:
+                    out.append(f"{_label(r)}: thread {t['name']} ({t['module']}) of the "
+                               f"{target} still running right after its teardown returned")
     return out
 
 
-def data_kept(run: Run) -> list[str]:
-    """The buffer still holds at least the frames it held before (check_data)."""
-    out = []
-    seen = 0
+def _readings(run: Run):
+    """(record, frames) of every reading of the buffer's frame count."""
     for r in run.history.ops:
         verb = r["op"]["verb"]
-        if verb == "wait_frames" and r["status"] == "ok":
-            seen = max(seen, r["result"].get("frames", 0))
-        if verb == "check_data":
-            if r["status"] != "ok":
+        if verb in ("wait_frames", "check_data") and r["status"] == "ok":
+            yield r, int(r["result"].get("frames", 0))
+
+
+def data_kept(run: Run) -> list[str]:
+    """The buffer never holds fewer frames than at any earlier reading (the
+    count it reported before the op under test), nor fewer than ``at_least``."""
+    out = []
+    seen, seen_at = 0, None
+    for r in run.history.ops:
+        if r["op"]["verb"] != "check_data":
+            if r["op"]["verb"] == "wait_frames" and r["status"] == "ok":
+                got = int(r["result"].get("frames", 0))
+                if got > seen:
+                    seen, seen_at = got, r
+            continue
+        if r["status"] != "ok":
+            if r["status"] == "raised":
                 e = r.get("error") or {}
                 out.append(f"{_label(r)}: buffer unreadable: {e.get('type')}: "
                            f"{str(e.get('message'))[:200]}")
-                continue
-            want = max(seen, int(r["result"].get("at_least", 1)))
-            got = r["result"].get("frames", 0)
-            if got < want:
-                out.append(f"{_label(r)}: buffer holds {got} frames, held {want} before")
-            seen = max(seen, got)
+            continue
+        got = int(r["result"].get("frames", 0))
+        at_least = int(r["result"].get("at_least", 1))
+        if got < seen:
+            out.append(f"{_label(r)}: buffer holds {got} frames; it held {seen} at "
+                       f"{_label(seen_at)}")
+        elif got < at_least:
+            out.append(f"{_label(r)}: buffer holds {got} frames, at least {at_least} expected")
+        if got > seen:
+            seen, seen_at = got, r
     return out
 
 
@@ -241,46 +437,108 @@ def exhaustion_auto_shutdown(run: Run) -> list[str]:
     out = []
     for r in run.op_records("exhaust"):
         if r["status"] != "ok":
-            e = r.get("error") or {}
-            out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+            if r["status"] == "raised":
+                e = r.get("error") or {}
+                out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
             continue
-        states = r.get("probe", {}).get("actors", {}).get("collector", {})
-        live = [a[:8] for a, st in states.items() if st.get("state") in LIVE_STATES]
-        if live:
-            out.append(f"{_label(r)}: collector actors {live} still alive after exhaustion")
+        actors = probe_of(r, "actors")
+        if isinstance(actors, Unknown):
+            out.append(actors)
+            continue
+        for aid, st in actors.get("collector", {}).items():
+            if st.get("state") in ("unknown", None):
+                out.append(_unknown_state(_label(r), "collector", aid, st))
+            elif st.get("state") in LIVE_STATES:
+                out.append(f"{_label(r)}: collector actor {aid[:8]} still {st['state']} "
+                           "after exhaustion")
+    return out
+
+
+def batch_counts(run: Run) -> list[str]:
+    """``iterate`` yields exactly the k batches asked for; ``exhaust`` yields
+    ceil(total_frames / frames_per_batch) batches and, where the batches say
+    how many frames they hold, exactly total_frames frames."""
+    out = []
+    spec = run.spec
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        if r["status"] != "ok" or verb not in ("iterate", "exhaust"):
+            continue
+        res = r.get("result") or {}
+        if verb == "iterate":
+            want = int(r["op"].get("args", {}).get("batches", 1))
+            if want > 0 and res.get("batches") != want:
+                out.append(f"{_label(r)}: the collector yielded {res.get('batches')} batches "
+                           f"before it stopped; {want} were asked for")
+            continue
+        if spec.total_frames < 0:
+            continue
+        want = math.ceil(spec.total_frames / spec.frames_per_batch)
+        if res.get("batches") != want:
+            out.append(f"{_label(r)}: {res.get('batches')} batches until total_frames="
+                       f"{spec.total_frames}; {want} expected (frames_per_batch="
+                       f"{spec.frames_per_batch})")
+        frames = res.get("frames")
+        if frames is not None and frames != spec.total_frames:
+            out.append(f"{_label(r)}: {frames} frames collected; total_frames is "
+                       f"{spec.total_frames}")
     return out
 
 
 # -- Ray runtime ownership -------------------------------------------------------
 
+def _ray_after(r: dict):
+    return probe_of(r, "ray")
+
+
 def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
+    """No call of the implementation, constructors included, shuts down the
+    user's Ray runtime."""
     if run.scenario.owner != "user":
         return []
     out = []
     before = (run.history.setup or {}).get("ray")
     for r in run.history.ops:
-        after = r.get("probe", {}).get("ray")
-        verb = r["op"]["verb"]
-        if verb == "ray_shutdown":
-            before = after
+        if r["status"] == "unfinished":
             continue
-        if before and after is None and r["status"] != "unfinished":
+        after = _ray_after(r)
+        if isinstance(after, Unknown):
+            if r["op"]["verb"] != "ray_shutdown" and before:
+                out.append(after)
+            before = None  # unknown from here: judge no later op against a guess
+            continue
+        if r["op"]["verb"] != "ray_shutdown" and before and after is None:
             out.append(f"{_label(r)} shut down the user's Ray runtime")
         before = after
     return out
 
 
 def no_ray_restart(run: Run) -> list[str]:
+    """No call starts or restarts a Ray runtime, except a constructor that
+    finds none running (the implementation then owns it). The runtime's
+    identity (GCS address, session, job) also changes on a silent reconnect."""
     out = []
     before = (run.history.setup or {}).get("ray")
+    known = True
     for r in run.history.ops:
-        after = r.get("probe", {}).get("ray")
-        if r["op"]["verb"] != "construct" and after and after != before and r["status"] != "unfinished":
-            why = "started a Ray runtime" if before is None else "restarted Ray"
-            out.append(f"{_label(r)} {why} ({after})")
-        before = after
-    final = (run.history.final or {}).get("ray")
-    if final and final != before:
+        if r["status"] == "unfinished":
+            continue
+        after = _ray_after(r)
+        if isinstance(after, Unknown):
+            out.append(after)
+            known = False
+            continue
+        if known and after and after != before:
+            may_start = r["op"]["verb"] == "construct" and before is None
+            if not may_start:
+                why = "started a Ray runtime" if before is None else "restarted Ray"
+                out.append(f"{_label(r)} {why} ({after})")
+        before, known = after, True
+    final = final_of(run, "ray")
+    if isinstance(final, Unknown):
+        if run.history.final is not None:
+            out.append(final)
+    elif known and final and final != before:
         out.append(f"Ray was started again after the last operation ({final})")
     return out
 
@@ -308,24 +566,32 @@ def use_after_close_clear_error(run: Run) -> list[str]:
 
 
 def liveness_reports_death(run: Run) -> list[str]:
+    """``is_alive()`` returns the expected value within ``within`` seconds of
+    the op's start, timed around the calls (one call that blocks past the
+    bound is a violation even if it then answers right)."""
     out = []
     for r in run.op_records("check_alive"):
         if r["status"] == "skipped":
             continue
-        if r["status"] != "ok":
+        if r["status"] == "raised":
             e = r["error"]
             out.append(f"{_label(r)}: is_alive() raised {e['type']}: {e['message'][:200]}")
+            continue
+        if r["status"] != "ok":
             continue
         res = r["result"]
         if res["value"] != res["expect"]:
             out.append(f"{_label(r)}: is_alive() still {res['value']} after {res['elapsed']}s "
                        f"(expected {res['expect']} within {res['within']}s)")
+        elif res["elapsed"] > res["within"] + BOUND_SLACK:
+            out.append(f"{_label(r)}: is_alive() answered {res['value']} only after "
+                       f"{res['elapsed']}s (bound {res['within']}s)")
     return out
 
 
 def fails_clearly(run: Run) -> list[str]:
     """An operation the scenario expects to fail (args.fail) raises a clear
-    error within the bound and leaves no actor behind."""
+    error within its bound and leaves no actor behind."""
     out = []
     for r in run.history.ops:
         args = r["op"].get("args", {})
@@ -339,50 +605,80 @@ def fails_clearly(run: Run) -> list[str]:
         e = r["error"]
         if e["type"] in GENERIC_ERRORS - {"builtins.TypeError"}:
             out.append(f"{_label(r)} raised an unclear {e['type']}: {e['message'][:200]}")
-        if r["duration"] > run.teardown_bound + BOUND_SLACK and args["fail"] != "infeasible":
-            out.append(f"{_label(r)} took {r['duration']:.2f}s to fail")
-        live = {a: s for a, s in (r.get("probe", {}).get("job_actors") or {}).items()
-                if isinstance(s, dict) and s.get("state") in LIVE_STATES}
+        bound = run.teardown_bound + BOUND_SLACK
+        if args["fail"] == "infeasible":  # detected by the constructor's readiness wait
+            bound += run.spec.ready_timeout or 0.0
+        if r["duration"] > bound:
+            out.append(f"{_label(r)} took {r['duration']:.2f}s to fail (bound {bound:.2f}s)")
+        job = probe_of(r, "job_actors")
+        if isinstance(job, Unknown) or "unknown" in job:
+            out.append(job if isinstance(job, Unknown) else
+                       Unknown(f"{_label(r)}: {job['unknown']}"))
+            continue
         known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos}
-        stray = [a[:8] for a in live if a not in known]
+        stray, unsure = [], []
+        for aid, st in job["actors"].items():
+            if aid in known or not isinstance(st, dict):
+                continue
+            if st.get("state") in LIVE_STATES:
+                stray.append(aid[:8])
+            elif st.get("state") in ("unknown", None):
+                unsure.append(aid[:8])
         if stray:
             out.append(f"{_label(r)} left actors behind: {stray}")
+        if unsure:
+            out.append(Unknown(f"{_label(r)}: state of actors {unsure} unknown"))
     return out
 
 
 def _actor_ids_before(run: Run, upto: int):
     for r in run.history.ops:
         if r["i"] < upto and r["op"]["verb"] == "construct" and r["status"] == "ok":
-            yield r.get("result", {}).get("actors", [])
+            yield created_actors(r)
 
 
-def no_leftover_thread(run: Run) -> list[str]:
-    final = run.history.final
-    if not final:
-        return []
+def _all_closed(run: Run) -> bool:
     built = _constructed(run)
     done = _closed_components(run) | {
         r["op"]["target"] for r in run.op_records("exhaust") if r["status"] == "ok"
     }
-    if not built or not built <= done:
+    return bool(built) and built <= done
+
+
+def no_leftover_thread(run: Run) -> list[str]:
+    """Once every component is torn down, no thread of the implementation runs."""
+    if run.history.final is None or not _all_closed(run):
         return []
-    left = [t for t in final.get("threads", [])
-            if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
+    threads = final_of(run, "threads")
+    if isinstance(threads, Unknown):
+        return [threads]
+    left = [t for t in threads if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
     return [f"thread {t['name']} ({t['module']}) still running after teardown" for t in left]
 
 
 def no_leftover_actor(run: Run) -> list[str]:
-    """Once every component is torn down, no actor of the job is left alive."""
-    final = run.history.final
-    if not final or run.scenario.owner != "user":
+    """Once every component is torn down, no actor of the driver's job is left
+    alive (both owners; on a local runtime the implementation shut down, the
+    actors are read by process, and the runner finds any process left)."""
+    if run.history.final is None:
         return []
     built = _constructed(run)
     if not built or not built <= _closed_components(run):
         return []
+    job = final_of(run, "job_actors")
+    if isinstance(job, Unknown):
+        return [job]
+    if "unknown" in job:
+        return [Unknown(f"final probe: {job['unknown']}")]
     out = []
-    for aid, st in (final.get("job_actors") or {}).items():
-        if isinstance(st, dict) and st.get("state") in LIVE_STATES and not st.get("detached_peer"):
+    for aid, st in (job.get("actors") or {}).items():
+        if not isinstance(st, dict):
+            continue
+        if st.get("state") in LIVE_STATES:
             out.append(f"actor {aid[:8]} ({st.get('class_name', '?')}) still {st['state']}")
+        elif st.get("state") in ("unknown", None):
+            out.append(Unknown(f"final probe: state of actor {aid[:8]} unknown "
+                               f"({str(st.get('error'))[:200]})"))
     return out
 
 
@@ -403,43 +699,72 @@ def name_freed(run: Run) -> list[str]:
 
 
 def peer_ok(run: Run) -> list[str]:
+    """The second driver ran every op to completion, none raised, and it exited 0."""
     out = []
     for r in run.op_records("peer"):
         res = r.get("result", {})
         if r["status"] != "ok":
-            e = r["error"]
-            out.append(f"{_label(r)}: second driver failed: {e['type']}: {e['message'][:200]}")
-            continue
-        if res.get("exit_code") != 0:
+            continue  # the harness could not run it: harness_steps_succeed
+        peer_ops = res.get("ops", [])
+        for p in peer_ops:
+            verb = p["op"].get("verb")
+            party = VERBS[verb].party if verb in VERBS else None
+            if p.get("status") == "unfinished":
+                msg = f"{_label(r)} peer {_label(p)} did not return"
+                out.append(Unknown(msg + " (a harness step)") if party == HARNESS else msg)
+            elif p.get("status") not in ("ok", "skipped"):
+                e = p.get("error") or {}
+                msg = f"{_label(r)} peer {_label(p)} {p.get('status')}: {e.get('type')}: " \
+                      f"{str(e.get('message'))[:200]}"
+                out.append(Unknown(msg) if party == HARNESS else msg)
+        if res.get("timed_out"):
+            if not any(p.get("status") == "unfinished" for p in peer_ops):
+                out.append(Unknown(f"{_label(r)}: the second driver ran past its deadline "
+                                   "outside any of its ops"))
+        elif res.get("exit_code") != 0:
             lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
             last = lines[-1].strip() if lines else "(no stderr)"
             out.append(f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}")
-        for p in res.get("ops", []):
-            if p.get("status") != "ok":
-                e = p.get("error") or {}
-                out.append(f"{_label(r)} peer {_label(p)} {p.get('status')}: "
-                           f"{e.get('type')}: {str(e.get('message'))[:200]}")
+        elif res.get("missing"):
+            out.append(Unknown(f"{_label(r)}: the second driver's history lacks "
+                               f"{'; '.join(res['missing'])}"))
     return out
 
 
 ORACLES = {
     f.__name__: f
     for f in (
-        no_crash, no_hang, clean_stderr, no_leftover_process,
-        teardown_never_raises, teardown_within_bound,
-        own_actors_dead_after_teardown, others_untouched, data_kept,
-        exhaustion_auto_shutdown, ray_not_shut_down_by_non_owner, no_ray_restart,
+        no_crash, no_hang, clean_stderr, no_leftover_process, calls_succeed,
+        harness_steps_succeed, teardown_never_raises, teardown_within_bound,
+        own_actors_dead_after_teardown, others_untouched, threads_joined, data_kept,
+        exhaustion_auto_shutdown, batch_counts, ray_not_shut_down_by_non_owner, no_ray_restart,
         use_after_close_clear_error, liveness_reports_death, fails_clearly,
         no_leftover_thread, no_leftover_actor, name_freed, peer_ok,
     )
 }
 
 
-def judge(run: Run) -> dict[str, list[str]]:
-    """Every oracle's violations, keyed by oracle name (only failing ones)."""
-    out = {}
+@dataclass
+class Judgement:
+    """Per oracle: the violations found, and what could not be judged."""
+
+    violations: dict = field(default_factory=dict)
+    unknown: dict = field(default_factory=dict)
+
+
+def judge(run: Run) -> Judgement:
+    """Every oracle's findings, run safely: an oracle that raises is unknown."""
+    out = Judgement()
     for name, oracle in ORACLES.items():
-        violations = oracle(run)
-        if violations:
-            out[name] = violations
+        try:
+            findings = oracle(run)
+        except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
+            out.unknown[name] = [f"the oracle raised {type(exc).__name__}: {exc}"]
+            continue
+        bad = [str(f) for f in findings if not isinstance(f, Unknown)]
+        unsure = [str(f) for f in findings if isinstance(f, Unknown)]
+        if bad:
+            out.violations[name] = bad
+        if unsure:
+            out.unknown[name] = unsure
     return out

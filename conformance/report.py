@@ -1,6 +1,6 @@
 """The JSON report: a stable interface for CI tools (documented in README).
 
-    {"schema": 1, "impl": "reference", "versions": {...}, "generated": "...",
+    {"schema": 2, "impl": "reference", "versions": {...}, "generated": "...",
      "summary": {"pass": n, ...},
      "scenarios": [{"id", "family", "fixture", "owner", "components",
                     "verdict", "oracles", "evidence", "repro", "duration",
@@ -14,9 +14,12 @@ import time
 from collections import Counter
 from importlib import metadata
 
-from conformance.verdict import VERDICTS
+from conformance.verdict import BAD, VERDICTS
 
-SCHEMA = 1
+#: 2: the "error" verdict, each entry's "unknown" oracles and evidence
+#: "unknown"/"missing" (schema 1 reports are still read)
+SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
 PACKAGES = ("ray", "torch", "tensordict", "gymnasium", "torchrl")
 
 
@@ -50,9 +53,8 @@ def build(impl: str, adapter, results: list[dict], known: dict | None = None) ->
 
 def gate(doc: dict) -> dict:
     """New failures (red), known failures, and listed scenarios that now pass."""
-    bad = ("fail", "crash", "hang", "setup-error")
-    new = [s for s in doc["scenarios"] if s["verdict"] in bad and not s.get("known_failure")]
-    known = [s for s in doc["scenarios"] if s["verdict"] in bad and s.get("known_failure")]
+    new = [s for s in doc["scenarios"] if s["verdict"] in BAD and not s.get("known_failure")]
+    known = [s for s in doc["scenarios"] if s["verdict"] in BAD and s.get("known_failure")]
     fixed = [s for s in doc["scenarios"] if s["verdict"] == "pass" and s.get("known_failure")]
     return {"new_failures": new, "known_failures": known, "unexpected_passes": fixed}
 
@@ -80,6 +82,6 @@ def write(doc: dict, path: str) -> None:
 def load(path: str) -> dict:
     with open(path) as f:
         doc = json.load(f)
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: not a conformance report of schema {SCHEMA}")
+    if doc.get("schema") not in READABLE_SCHEMAS:
+        raise ValueError(f"{path}: not a conformance report of schema {READABLE_SCHEMAS}")
     return doc

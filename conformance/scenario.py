@@ -8,34 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from conformance.ops import VERBS  # the vocabulary, each verb declared once (no Ray, no torch)
+
 COMPONENTS = ("collector", "buffer", "evaluator")
 FIXTURES = ("local", "multinode", "external")
 OWNERS = ("user", "impl")
-
-# The vocabulary. Each verb is implemented once, in conformance/ops.py.
-VERBS = {
-    "construct": "build a component (args: mode, fail, place, named, ready)",
-    "iterate": "iterate a collector k batches, then break (args: batches)",
-    "exhaust": "iterate a collector until total_frames",
-    "start": "start the collector's background thread",
-    "wait_frames": "wait until the buffer holds n frames (args: frames)",
-    "sample": "sample a batch from the buffer",
-    "extend": "write a small batch into the buffer from the driver",
-    "submit": "submit an evaluation to the eval worker",
-    "poll": "poll the eval worker (args: timeout)",
-    "kill": "kill one actor of a component (args: how, index)",
-    "teardown": "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
-    "ray_shutdown": "the user calls ray.shutdown()",
-    "use": "call a method of a component after its teardown (args: call)",
-    "check_alive": "poll is_alive() until it reports the expected value (args: expect)",
-    "check_data": "the buffer still holds the frames it held (args: at_least)",
-    "check_name": "is the named eval worker still registered under its name",
-    "peer": "a second driver process runs ops against a named eval worker (args: ops)",
-    "drop": "drop every reference to every component and collect garbage",
-}
-TEARDOWN_VERBS = ("teardown",)
-KILL_HOWS = ("ray_kill", "sigkill", "exit", "remove_node", "hang")
-
 
 @dataclass(frozen=True)
 class Op:

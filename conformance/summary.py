@@ -13,8 +13,8 @@ import sys
 from collections import Counter, defaultdict
 
 from conformance import report
+from conformance.verdict import BAD
 
-BAD = ("fail", "crash", "hang", "setup-error")
 #: versions shown first in headers, when present; the rest follow
 KEY_VERSIONS = ("ray", "torch", "torchrl", "tensordict", "gymnasium", "python")
 NEW_MARK = "❌"
@@ -59,6 +59,11 @@ def first_violation(entry: dict) -> str:
             if len(line) > MAX_LINE:
                 line = line[:MAX_LINE - 1] + "…"
             return f"[{oracle}] {line}"
+    unknown = (entry.get("evidence") or {}).get("unknown") or {}
+    for oracle, msgs in unknown.items():
+        if msgs:
+            line = " ".join(str(msgs[0]).split())[:MAX_LINE]
+            return f"[{oracle}: unknown] {line}"
     ev = entry.get("evidence") or {}
     if ev.get("signal"):
         return f"driver killed by signal {ev['signal']}"

@@ -1,14 +1,36 @@
-"""From a judged run to a verdict and a report entry."""
+"""From a judged run to a verdict.
+
+A verdict is ``pass`` only for a run the harness observed in full: every op
+has its end record and its probe, the final probe and the exit record exist
+and parse, no harness step failed and every oracle could answer. Otherwise:
+
+- ``hang`` / ``crash``: the implementation's (an op of the implementation or
+  the interpreter exit passed its deadline; the driver died by a signal, a
+  non-zero exit code, Ray's "Check failed", or exited 0 inside an op);
+- ``fail``: an oracle saw a violation;
+- ``setup-error``: the scenario could not be set up (a constructor the
+  scenario expects to work raised, or the driver failed before it started);
+- ``error``: the harness could not observe the scenario as written (a fault
+  not injected, a probe that raised or hung, a corrupt or incomplete
+  history outside the implementation's code, an oracle that could not
+  answer). Never a pass, never the implementation's failure, red at the gate.
+"""
 from __future__ import annotations
 
-from conformance.oracles import Run, judge
+import re
 
-VERDICTS = ("pass", "fail", "crash", "hang", "setup-error", "skip")
+from conformance.ops import HARNESS, VERBS
+from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
+    position_text, watchdog_fired
+
+VERDICTS = ("pass", "fail", "crash", "hang", "error", "setup-error", "skip")
+#: verdicts that turn the gate red
+BAD = ("fail", "crash", "hang", "error", "setup-error")
 
 
 def setup_failure(run: Run) -> str | None:
     """Why the scenario could not be set up, or None."""
-    if run.history.setup is None and not run.signal:
+    if run.history.setup is None and run.history.position()[0] == "start" and not run.signal:
         return "the driver failed before the scenario started (see stderr)"
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
@@ -18,17 +40,86 @@ def setup_failure(run: Run) -> str | None:
     return None
 
 
-def decide(run: Run) -> tuple[str, dict[str, list[str]]]:
-    """The verdict and the failing oracles with their violations."""
-    violations = judge(run)
+def harness_failures(run: Run) -> list[str]:
+    """What keeps the harness from vouching for the run, the implementation
+    aside: an unreadable history, a harness step that hung, raised or ended
+    the driver, a record missing outside the implementation's code."""
+    out = []
+    hf = run.history.file
+    for n, text in hf.corrupt:
+        out.append(f"history line {n} is not a JSON record: {text!r}")
+    harness_record = next((r for r in run.history.records if r.get("phase") == "harness-error"),
+                          None)
+    if harness_record is not None or run.exit_code == HARNESS_EXIT_CODE:
+        e = (harness_record or {}).get("error") or {}
+        out.append(f"the harness raised {e.get('type', '?')} {position_text(run)}: "
+                   f"{str(e.get('message', 'see stderr'))[:300]}")
+    where = run.history.position()[0]
+    if where == "start":
+        return out  # a setup failure, judged by setup_failure
+    if (run.hung or watchdog_fired(run)) and not in_implementation(run):
+        out.append(f"the driver passed a deadline {position_text(run)}: the harness's step "
+                   "did not answer (stack dump below)")
+    elif run.exit_code == 0 and not run.hung and not in_implementation(run):
+        missing = run.history.missing()
+        if missing:
+            out.append(f"the driver exited 0 {position_text(run)}, outside the "
+                       f"implementation's ops; the history lacks {'; '.join(missing)}")
+    if hf.torn and run.exit_code == 0 and not run.signal:
+        out.append("the history's last line is torn although the driver exited 0")
+    return out
+
+
+def failed_harness_step(run: Run) -> int | None:
+    """The index of the first harness step (a fault injection, a lookup) that
+    raised: from there on the run is not the scenario as written."""
+    for r in run.history.ops:
+        v = VERBS.get(r["op"]["verb"])
+        if v is not None and v.party == HARNESS and r["status"] == "raised":
+            return r["i"]
+    return None
+
+
+OP_INDEX = re.compile(r"op (\d+) \(")
+
+
+def _split_at(violations: dict, step: int) -> tuple[dict, dict]:
+    """Violations seen before op ``step`` stand; later ones (and those not
+    tied to an op) were observed on a run the harness broke: unknown."""
+    kept, moved = {}, {}
+    for oracle, msgs in violations.items():
+        for m in msgs:
+            found = OP_INDEX.match(m)
+            if oracle in ("no_crash", "no_hang") or (found and int(found.group(1)) < step):
+                kept.setdefault(oracle, []).append(m)
+            else:
+                moved.setdefault(oracle, []).append(
+                    f"{m} (seen after the harness failed at op {step}: not judged)")
+    return kept, moved
+
+
+def decide(run: Run) -> tuple[str, dict[str, list[str]], dict[str, list[str]]]:
+    """The verdict, the failing oracles with their violations, and the
+    oracles that could not answer with why (``unknown``)."""
+    j = judge(run)
+    violations, unknown = j.violations, dict(j.unknown)
+    step = failed_harness_step(run)
+    if step is not None:
+        violations, moved = _split_at(violations, step)
+        for oracle, msgs in moved.items():
+            unknown[oracle] = unknown.get(oracle, []) + msgs
+    harness = harness_failures(run)
+    if harness:
+        unknown = {"harness": harness, **unknown}
     if "no_hang" in violations:
-        return "hang", violations
+        return "hang", violations, unknown
     if "no_crash" in violations:
-        return "crash", violations
+        return "crash", violations, unknown
     why = setup_failure(run)
     if why:
-        violations = {"setup": [why], **violations}
-        return "setup-error", violations
+        return "setup-error", {"setup": [why], **violations}, unknown
     if violations:
-        return "fail", violations
-    return "pass", violations
+        return "fail", violations, unknown
+    if unknown:
+        return "error", violations, unknown
+    return "pass", violations, unknown

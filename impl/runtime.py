@@ -54,17 +54,16 @@ def runtime_identity() -> tuple | None:
     """
     if not ray.is_initialized():
         return None
-    worker = ray._private.worker.global_worker
-    node = getattr(worker, "node", None)
     try:
-        job = worker.current_job_id.hex()
-    except Exception:
-        job = None
-    return (
-        getattr(node, "gcs_address", None),
-        getattr(node, "session_name", None),
-        job,
-    )
+        context = ray.get_runtime_context()
+        gcs, job = context.gcs_address, context.get_job_id()
+        try:
+            session = context.get_session_name()
+        except AttributeError:  # public only from Ray 2.5x: 2.60 has it, 2.50.1 not (measured)
+            session = getattr(ray._private.worker.global_worker.node, "session_name", None)
+    except Exception:  # Ray shutting down under us (another thread)
+        return None
+    return (gcs, session, job)
 
 
 class RuntimeLease:

@@ -36,8 +36,11 @@ def early_break(fixture, owner):
                op("iterate", "collector", batches=k), op("teardown", "collector")]
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
                    quick=(k == (1 if sync else 0)))
+    # check_data before the teardown reads what the buffer holds: the one after
+    # must not be fewer (data_kept)
     ops = [*build(fixture, ("buffer", "collector")), op("iterate", "collector", batches=2),
-           op("teardown", "collector"), op("check_data", "buffer"), op("teardown", "buffer")]
+           op("check_data", "buffer"), op("teardown", "collector"), op("check_data", "buffer"),
+           op("teardown", "buffer")]
     # the seed bug's own sequence (shared/seeds/000): break, collector.shutdown(), buffer.close()
     yield make("early_break", fixture, owner, "buffer-mode-after-2", ops, quick=True,
                impl_quick=True)
@@ -62,7 +65,8 @@ def exhaustion(fixture, owner):
 def background(fixture, owner):
     """start() feeds the buffer while the main thread samples; teardown races it."""
     head = [*build(fixture, ("buffer", "collector")), op("start", "collector"),
-            op("wait_frames", "buffer", frames=64), op("sample", "buffer")]
+            op("wait_frames", "buffer", frames=64), op("sample", "buffer"),
+            op("check_data", "buffer")]
     spec = {"total_frames": -1}
     yield make("background", fixture, owner, "stop-from-main", [
         *head, op("teardown", "collector"), op("check_data", "buffer"),
@@ -102,7 +106,7 @@ def order(fixture, owner):
                          ("collector", "ray", "buffer", "evaluator"),
                          ("collector", "buffer", "evaluator", "ray"))
         yield make("order", fixture, owner, ">".join(perm), ops, quick=quick, impl_quick=True)
-    ops = [*build(fixture, ALL), *warm_up(ALL),
+    ops = [*build(fixture, ALL), *warm_up(ALL), op("check_data", "buffer"),
            op("teardown", "collector", shutdown_ray=True), op("check_data", "buffer"),
            op("teardown", "evaluator"), op("teardown", "buffer")]
     yield make("order", fixture, owner, "collector(shutdown_ray)>evaluator>buffer", ops,

@@ -53,3 +53,30 @@ def test_shrink_keeps_only_the_ops_the_failure_needs():
 
     small = shrink(s, fails)
     assert [str(o) for o in small.ops] == ["construct buffer", "ray_shutdown", "teardown buffer"]
+
+
+WALKS_AS_JSON = """
+import json
+from conformance.catalog.walks import FULL_SEEDS, walk
+print(json.dumps([walk(seed, fx, owner).to_dict() for seed in (*FULL_SEEDS, 4242)
+                  for fx in ("local", "multinode") for owner in ("user", "impl")]))
+"""
+
+
+def test_a_walk_id_names_the_same_ops_in_every_process():
+    """Sets of strings iterate in an order PYTHONHASHSEED decides: a walk
+    generated from one must be the same walk in every process (repro, shrink,
+    known-failure entries and each xdist worker name it by id)."""
+    import os
+    import subprocess
+    import sys
+
+    from fixtures.rayenv import REPO_ROOT
+
+    outs = set()
+    for hashseed in ("0", "1", "2", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        done = subprocess.run([sys.executable, "-c", WALKS_AS_JSON], cwd=REPO_ROOT, env=env,
+                              capture_output=True, text=True, timeout=120, check=True)
+        outs.add(done.stdout)
+    assert len(outs) == 1
