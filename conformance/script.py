@@ -177,7 +177,9 @@ def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str]
                 "collector = buffer = evaluator = None  # every reference to every component",
                 "gc.collect()"]
     if op.verb == "check_name":
-        return ["try:",
+        return ["if not ray.is_initialized():  # ray.get_actor would start a new runtime",
+                "    return 'not looked up: Ray is not initialized here'",
+                "try:",
                 f"    ray.get_actor({ACTOR_NAME}, namespace=NAMESPACE)",
                 "    return f'{ACTOR_NAME!r} is registered'",
                 "except ValueError:",
@@ -267,15 +269,9 @@ def _actor_pid(handle):
 
 
 def _ray_session():
-    """The current Ray session (GCS address/session name), never starting one."""
-    if not ray.is_initialized():
-        return "not initialized"
-    node = ray._private.worker._global_node
-    name = getattr(node, "session_name", "?") if node is not None else "?"
-    try:
-        return f"{ray.get_runtime_context().gcs_address}/{name}"
-    except Exception:  # noqa: BLE001
-        return f"?/{name}"
+    """The connected Ray runtime (GCS address/session/job), never starting one."""
+    identity = runtime_identity()
+    return "not initialized" if identity is None else "/".join(str(x) for x in identity)
 
 
 def _actor_states(settle=None):
@@ -498,6 +494,9 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     out += adapter.script_header()
     out += ["", "", f"NAMESPACE = {spec.namespace!r}",
             f"ACTOR_NAME = 'rlc-eval-{{}}'.format(os.getpid())  # set by --actor-name", ""]
+    from impl.runtime import runtime_identity  # the suite's and the reference's definition
+
+    out += ["", ""] + source_of(runtime_identity)
     out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + BATCH.strip("\n").splitlines()
     table = []
     for i, op in enumerate(scenario.ops):
