@@ -178,6 +178,9 @@ def main(argv=None) -> int:
     s.set_defaults(func=_lazy("summary"))
     g = sub.add_parser("gate", help="exit 0 unless the report has a new failure")
     g.add_argument("report")
+    g.add_argument("--max-skipped", type=int, default=0, metavar="N",
+                   help="fail when more than N scenarios were skipped (default 0: a "
+                        "conformance claim runs every scenario)")
     g.set_defaults(func=_lazy("gate"))
     m = sub.add_parser("matrix", help="scenario x implementation matrix from reports")
     m.add_argument("reports", nargs="+", metavar="REPORT.json")

@@ -19,8 +19,10 @@ FEATURES = {
     "evaluator": "an eval worker component",
     "named_evaluator": "a named, detached eval worker reachable with from_name",
     "shutdown_ray": "collector.shutdown(shutdown_ray=True)",
-    "liveness": "is_alive() on every component",
-    "ready_timeout": "constructors wait for actor readiness and can be told not to",
+    "liveness": "is_alive() on every component (optional: without it check_alive is "
+                "recorded unsupported and liveness_reports_death is not checked)",
+    "ready_timeout": "constructors wait for actor readiness and can be told not to "
+                     "(informational: a scenario never needs it)",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
 }
 

@@ -246,8 +246,13 @@ def new_threads(baseline: list[dict]) -> list[dict]:
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
                   "deadline": op_deadline(op, ctx.adapter, ctx.spec)})
+    feature = ops.VERBS[op.verb].optional_feature
     if op.target and op.target not in ctx.objects and op.verb != "construct":
         status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
+    elif feature and feature not in ctx.adapter.features:
+        status, error, duration = "unsupported", None, 0.0
+        result = {"reason": f"{ctx.adapter.name} does not support {feature}",
+                  "not_checked": list(ops.VERBS[op.verb].unchecks)}
     else:
         faulthandler.dump_traceback_later(op_deadline(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()

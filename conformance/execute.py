@@ -121,6 +121,13 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         "components": list(scenario.components),
         "verdict": verdict,
         "oracles": sorted(violations),
+        # coverage: ops the implementation could not do (a missing optional
+        # feature) and the rules left unchecked because of them
+        "unsupported": [f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
+                        f"{r['result'].get('reason')}".replace("  ", " ")
+                        for r in run.history.ops if r.get("status") == "unsupported"],
+        "not_checked": sorted({o for r in run.history.ops if r.get("status") == "unsupported"
+                               for o in r["result"].get("not_checked", [])}),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
         "unknown": sorted(unknown or {}),

@@ -33,14 +33,19 @@ class Verb:
     doc: str
     #: op -> True when the scenario expects this op to raise
     expects_raise: Callable = lambda op: False
+    #: an adapter feature this verb needs but the scenario can do without:
+    #: lacking it, the op is recorded "unsupported" and the scenario goes on;
+    #: only the oracles in ``unchecks`` report "not checked" (degrade, don't skip)
+    optional_feature: str | None = None
+    unchecks: tuple = ()
 
 
 VERBS: dict[str, Verb] = {}
 
 
-def verb(party: str, doc: str, expects_raise: Callable = lambda op: False):
+def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **degrade):
     def register(func):
-        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise)
+        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise, **degrade)
         return func
     return register
 
@@ -426,7 +431,8 @@ def use(ctx, op):
     return {}
 
 
-@verb(IMPL, "poll is_alive() until it reports the expected value (args: expect, within)")
+@verb(IMPL, "poll is_alive() until it reports the expected value (args: expect, within)",
+      optional_feature="liveness", unchecks=("liveness_reports_death",))
 def check_alive(ctx, op):
     """Poll is_alive() until it equals ``expect`` or ``within`` seconds pass;
     ``elapsed`` runs from the op's start to the return of the last call, so a

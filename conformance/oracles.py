@@ -712,7 +712,7 @@ def peer_ok(run: Run) -> list[str]:
             if p.get("status") == "unfinished":
                 msg = f"{_label(r)} peer {_label(p)} did not return"
                 out.append(Unknown(msg + " (a harness step)") if party == HARNESS else msg)
-            elif p.get("status") not in ("ok", "skipped"):
+            elif p.get("status") not in ("ok", "skipped", "unsupported"):
                 e = p.get("error") or {}
                 msg = f"{_label(r)} peer {_label(p)} {p.get('status')}: {e.get('type')}: " \
                       f"{str(e.get('message'))[:200]}"

@@ -42,12 +42,29 @@ def build(impl: str, adapter, results: list[dict], known: dict | None = None) ->
         s["known_failure"] = known.get(s["id"])
     summary = Counter(s["verdict"] for s in scenarios)
     return {
+        "coverage": coverage(scenarios),
         "schema": SCHEMA,
         "impl": impl,
         "versions": versions(adapter),
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "summary": {v: summary.get(v, 0) for v in VERDICTS},
         "scenarios": scenarios,
+    }
+
+
+def coverage(scenarios: list[dict]) -> dict:
+    """How much of the run reached a verdict: scenarios run / skipped (with
+    their reasons), ops the implementation could not do, rules not checked."""
+    skipped = Counter((s.get("evidence") or {}).get("reason", "?") for s in scenarios
+                      if s["verdict"] == "skip")
+    not_checked = Counter(o for s in scenarios for o in s.get("not_checked") or [])
+    return {
+        "scenarios": len(scenarios),
+        "run": sum(1 for s in scenarios if s["verdict"] != "skip"),
+        "skipped": sum(skipped.values()),
+        "skip_reasons": dict(skipped),
+        "ops_unsupported": sum(len(s.get("unsupported") or []) for s in scenarios),
+        "not_checked": dict(not_checked),
     }
 
 
@@ -62,6 +79,11 @@ def gate(doc: dict) -> dict:
 def summary_lines(doc: dict) -> list[str]:
     counts = ", ".join(f"{n} {v}" for v, n in doc["summary"].items() if n)
     lines = [f"impl {doc['impl']}: {len(doc['scenarios'])} scenarios: {counts}"]
+    cov = doc.get("coverage") or coverage(doc["scenarios"])
+    if cov["skipped"] or cov["ops_unsupported"]:
+        lines.append(f"coverage: {cov['run']} of {cov['scenarios']} scenarios run to a verdict; "
+                     f"{cov['ops_unsupported']} ops unsupported; not checked: "
+                     + (", ".join(f"{o} ({n})" for o, n in cov["not_checked"].items()) or "-"))
     g = gate(doc)
     for s in g["new_failures"]:
         lines.append(f"{s['verdict'].upper():11} {s['id']}  [{', '.join(s['oracles'])}]")

@@ -211,7 +211,8 @@ def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str]
 
 def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
     """Why the script cannot run ``op`` (None: it can)."""
-    missing = adapter.unsupported(requirements([op]))
+    optional = verbs.VERBS[op.verb].optional_feature
+    missing = adapter.unsupported(requirements([op]) + ((optional,) if optional else ()))
     if missing:
         return f"{adapter.name} does not support {', '.join(missing)}"
     if op.verb == "kill" and op.args.get("how") == "remove_node":

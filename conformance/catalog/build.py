@@ -52,7 +52,13 @@ def teardowns(order) -> list[Op]:
 
 
 def requirements(ops, sync: bool | None = None) -> tuple[str, ...]:
-    """Adapter features a list of ops needs."""
+    """Adapter features a list of ops needs: without one the scenario is
+    skipped. A feature a verb can do without (``liveness`` for check_alive:
+    ``optional_feature`` in ``conformance.ops``) is not among them: that op
+    is recorded "unsupported" and the scenario runs. Nor is ``ready_timeout``:
+    ``construct(ready=False)`` asks an adapter that has the knob not to wait
+    for its actors; one without it builds as it always does (a constructor
+    that then blocks forever on unschedulable actors is a ``hang``)."""
     req = set()
     for o in ops:
         if o.target == "evaluator":
@@ -69,8 +75,4 @@ def requirements(ops, sync: bool | None = None) -> tuple[str, ...]:
             req.add("background")
         if o.verb == "teardown" and o.args.get("shutdown_ray"):
             req.add("shutdown_ray")
-        if o.verb == "check_alive":
-            req.add("liveness")
-        if o.verb == "construct" and o.args.get("ready") is False:
-            req.add("ready_timeout")
     return tuple(sorted(req))

@@ -297,3 +297,18 @@ def test_known_failures_file_is_exactly_what_the_bug_fails(tmp_path):
                     "--conformance-report", str(report)], cwd=REPO, env=env, timeout=3600)
     failing = {i for i, s in verdicts(report).items() if s["verdict"] not in ("pass", "skip")}
     assert failing == set(known_failures.load(KNOWN))
+
+
+def test_skipped_scenarios_turn_the_gate_red_beyond_max_skipped(tmp_path):
+    """An adapter cannot go green by declaring no features."""
+    entries = [{"id": "a/local/user/x", "verdict": "pass", "oracles": []},
+               {"id": "b/local/user/y", "verdict": "skip", "oracles": [],
+                "evidence": {"reason": "myfork does not support background"}}]
+    report = tmp_path / "skips.json"
+    report.write_text(json.dumps({"schema": 2, "impl": "myfork", "scenarios": entries}))
+    gate, text = cli("gate", report)
+    assert gate == 1, text
+    assert "SKIPPED: 1 of 2 scenarios (at most 0 allowed, --max-skipped): " \
+           "myfork does not support background (1)" in text, text
+    gate, text = cli("gate", report, "--max-skipped", "1")
+    assert gate == 0 and "gate: passed" in text, text
