@@ -131,6 +131,11 @@ def render(doc: dict) -> str:
         out[-1] += (f" Known failures still failing: {len(g['known_failures'])};"
                     f" unexpected passes: {len(g['unexpected_passes'])}.")
     out.append("")
+    cov = doc.get("coverage") or report.coverage(scenarios)
+    not_checked = ", ".join(f"{_code(o)} in {n}" for o, n in cov["not_checked"].items())
+    out += [f"**Coverage**: {cov['run']} of {cov['scenarios']} scenarios run to a verdict, "
+            f"{cov['skipped']} skipped; {cov['ops_unsupported']} operations unsupported by "
+            f"the implementation; rules not checked: {not_checked or 'none'}.", ""]
 
     families, fixtures, cells = grid(doc)
     out += ["## Family × fixture", "",
