@@ -131,10 +131,22 @@ class Context:
                 self.last_known[i] = rec
         return out
 
-    def _states_by_process(self, ids: list[str], why: str) -> dict:
+    def runtime_gone(self) -> bool:
+        """On the ``local`` fixture: the runtime the driver's actors live in is
+        shut down (Ray is down, or the driver now runs another runtime)."""
         import ray
 
-        runtime_gone = self.fixture.get("kind") == "local" and not ray.is_initialized()
+        if self.fixture.get("kind") != "local":
+            return False
+        if not ray.is_initialized():
+            return True
+        try:
+            return ray.get_runtime_context().gcs_address != self.gcs_address
+        except Exception:  # noqa: BLE001 - shutting down under us
+            return not ray.is_initialized()
+
+    def _states_by_process(self, ids: list[str], why: str) -> dict:
+        runtime_gone = self.runtime_gone()
         out = {}
         for i in ids:
             pid = self.last_known.get(i, {}).get("pid")
@@ -308,8 +320,6 @@ def job_actors(ctx: Context) -> dict:
     once the driver's runtime is shut down, the actors the driver knows are
     read by process (``"source": "process"``); an actor it never saw left a
     process behind, which the runner finds after the exit."""
-    import ray
-
     ctx.note_ray_started()
     obs = ctx.observer
     if ctx.job_id is None:
@@ -319,7 +329,7 @@ def job_actors(ctx: Context) -> dict:
             raise RuntimeError("no GCS address known")
         return {"actors": obs.job_actors(ctx.job_id), "source": "gcs"}
     except Exception as exc:  # noqa: BLE001
-        if ctx.fixture.get("kind") == "local" and not ray.is_initialized():
+        if ctx.runtime_gone():
             known = [a["id"] for infos in ctx.actors.values() for a in infos]
             return {"actors": ctx._states_by_process(known, str(exc)), "source": "process"}
         return {"unknown": f"GCS query for the job's actors failed: {exc}"}

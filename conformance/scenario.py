@@ -6,7 +6,7 @@ its operations, the oracles (``conformance.oracles``) judge the history.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from conformance.ops import VERBS  # the vocabulary, each verb declared once (no Ray, no torch)
 

@@ -1,10 +1,11 @@
 """Known-buggy variants of the reference: ``--impl regression:<id>``.
 
 Each variant subclasses one reference component and reintroduces one bug
-seen in the wild, as faithfully as the reference allows. ``catches`` lists
-quick-profile scenarios expected to fail on it; the project's own tests
-check that they do, and that the reference passes them (the suite's
-detection power is itself under test).
+seen in the wild, as faithfully as the reference allows. ``catches`` names,
+per catching scenario, the verdict and the failing oracles expected (on both
+fixtures and, where the bug applies, both owners); the project's own tests
+check each, and that the reference passes those scenarios: a variant that
+fails for another reason (say a TypeError in its override) is not "caught".
 """
 from __future__ import annotations
 
@@ -18,11 +19,33 @@ from conformance.adapters.reference import ReferenceAdapter
 
 
 @dataclass(frozen=True)
+class Catch:
+    """A scenario that catches a variant, and how.
+
+    ``scenario``: an id whose fixture (and owner) may be ``*``: local and
+    multinode (user and impl). ``oracles``: every oracle that fails, exactly;
+    ``may_also``: oracles that fail in some runs and not others (measured:
+    e.g. processes a killed hung driver leaves, a thread that ends by itself
+    before the final probe)."""
+
+    scenario: str
+    verdict: str
+    oracles: tuple
+    may_also: tuple = ()
+
+    def ids(self) -> list[str]:
+        family, fixture, owner, variant = self.scenario.split("/", 3)
+        fixtures = ("local", "multinode") if fixture == "*" else (fixture,)
+        owners = ("user", "impl") if owner == "*" else (owner,)
+        return [f"{family}/{fx}/{ow}/{variant}" for fx in fixtures for ow in owners]
+
+
+@dataclass(frozen=True)
 class Regression:
     id: str
     description: str
     source: str
-    catches: tuple[str, ...]
+    catches: tuple  # of Catch
     overrides: dict  # component kind -> function(reference class) -> buggy class
 
 
@@ -200,8 +223,14 @@ REGRESSIONS = {r.id: r for r in (
         "collector.shutdown() calls ray.shutdown(), killing the buffer it does not "
         "own; buffer.close() then kills a stale handle",
         "shared/seeds/000 (torchrl RayCollector + RayReplayBuffer, fixed by shutdown_ray=False)",
-        ("order/local/user/collector>buffer>evaluator>ray",
-         "exhaustion/local/user/buffer-mode"),
+        (Catch("order/*/user/collector>buffer>evaluator>ray", "fail",
+               ("no_ray_restart", "others_untouched", "ray_not_shut_down_by_non_owner",
+                "teardown_never_raises")),
+         Catch("order/*/impl/collector>buffer>evaluator>ray", "fail",
+               ("no_ray_restart", "others_untouched", "teardown_never_raises")),
+         Catch("exhaustion/*/user/buffer-mode", "fail",
+               ("data_kept", "others_untouched", "ray_not_shut_down_by_non_owner")),
+         Catch("exhaustion/*/impl/buffer-mode", "fail", ("data_kept", "others_untouched"))),
         {"collector": _seed000_collector, "buffer": _seed000_buffer},
     ),
     Regression(
@@ -209,14 +238,18 @@ REGRESSIONS = {r.id: r for r in (
         "buffer.close() calls ray.kill on its handle after ray.shutdown(): Ray starts "
         "a new runtime silently (2.60) or aborts (2.50)",
         "shared/ray-facts.md, 'Using handles after ray.shutdown()'",
-        ("order/local/user/ray>collector>buffer>evaluator",),
+        (Catch("order/*/*/ray>collector>buffer>evaluator", "fail", ("no_ray_restart",)),),
         {"buffer": _restart_buffer},
     ),
     Regression(
         "liveness-never-dead",
         "is_alive() reports the component's own flag and never notices a dead actor",
         "shared/seeds/001 (NexRL check_module_liveness)",
-        ("killed/local/user/buffer-sigkill>teardown", "walk/local/user/seed-4"),
+        (Catch("killed/*/*/buffer-sigkill>teardown", "fail", ("liveness_reports_death",)),
+         # each fixture and owner has its own walk for a seed; seed 4's kills
+         # and checks liveness on three of them
+         Catch("walk/*/user/seed-4", "fail", ("liveness_reports_death",)),
+         Catch("walk/multinode/impl/seed-4", "fail", ("liveness_reports_death",))),
         {"buffer": _liveness_never_dead, "collector": _liveness_never_dead,
          "evaluator": _liveness_never_dead},
     ),
@@ -224,14 +257,14 @@ REGRESSIONS = {r.id: r for r in (
         "close-not-idempotent",
         "a second buffer.close() raises",
         "torchrl RayReplayBuffer.close() before the fix (delattr, then AttributeError)",
-        ("double_close/local/user/buffer-twice",),
+        (Catch("double_close/*/*/buffer-twice", "fail", ("teardown_never_raises",)),),
         {"buffer": _close_not_idempotent},
     ),
     Regression(
         "unused-teardown-raises",
         "collector.shutdown() of a collector never iterated raises AttributeError",
         "a teardown that assumes iteration state exists",
-        ("early_break/local/user/async-after-0",),
+        (Catch("early_break/*/*/async-after-0", "fail", ("teardown_never_raises",)),),
         {"collector": _unused_teardown_raises},
     ),
     Regression(
@@ -239,7 +272,7 @@ REGRESSIONS = {r.id: r for r in (
         "buffer.close() after ray.shutdown() aborts the process (the crash of seed 000 "
         "on Ray 2.50, reproduced with os.abort on any Ray)",
         "shared/seeds/000, Ray 2.50 'Check failed: it != actor_handles_.end()'",
-        ("order/local/user/ray>collector>buffer>evaluator",),
+        (Catch("order/*/*/ray>collector>buffer>evaluator", "crash", ("no_crash",)),),
         {"buffer": _abort_on_close},
     ),
     Regression(
@@ -247,7 +280,8 @@ REGRESSIONS = {r.id: r for r in (
         "eval worker shutdown() waits for the actor's env close with no timeout: a hung "
         "actor hangs the teardown forever",
         "shared/seeds/004 (torchrl RayEvalWorker.shutdown)",
-        ("killed/local/user/evaluator-hang>teardown",),
+        (Catch("killed/*/*/evaluator-hang>teardown", "hang", ("no_hang",),
+               may_also=("no_leftover_process",)),),
         {"evaluator": _eval_unbounded_shutdown},
     ),
     Regression(
@@ -255,28 +289,33 @@ REGRESSIONS = {r.id: r for r in (
         "collector.shutdown() returns at once while the background thread runs, "
         "leaving the thread and the actors running",
         "a teardown that delegates to a background thread which never checks for it",
-        ("background/local/user/stop-from-main",),
+        (Catch("background/*/*/stop-from-main", "fail",
+               ("no_leftover_actor", "own_actors_dead_after_teardown", "threads_joined"),
+               may_also=("no_leftover_thread",)),),
         {"collector": _background_shutdown_noop},
     ),
     Regression(
         "closed-buffer-index-error",
         "buffer.sample() after close() raises IndexError instead of a closed error",
         "torchrl RayReplayBuffer after close(): delattr(_rb), then AttributeError on use",
-        ("use_after_close/local/user/buffer",),
+        (Catch("use_after_close/*/*/buffer", "fail", ("use_after_close_clear_error",)),),
         {"buffer": _closed_buffer_index_error},
     ),
     Regression(
         "from-name-owns-actor",
         "a from_name handle's shutdown() kills the named actor it does not own",
         "torchrl RayEvalWorker.shutdown() kills the actor for every handle",
-        ("named/local/user/peer-then-owner",),
+        (Catch("named/*/*/peer-then-owner", "fail", ("liveness_reports_death", "name_freed")),),
         {"evaluator": _from_name_owns_actor},
     ),
     Regression(
         "construct-leaks-actors",
         "a failing constructor neither kills the actors it already created nor lets go of them",
         "a constructor without cleanup on error",
-        ("construction_failure/local/user/collector-one_unknown_env",),
+        # user owner only: an implementation that started Ray shuts it down
+        # when its constructor fails, and the leaked actors go with it
+        (Catch("construction_failure/*/user/collector-one_unknown_env", "fail",
+               ("fails_clearly",)),),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
     ),
     Regression(
@@ -284,7 +323,7 @@ REGRESSIONS = {r.id: r for r in (
         "collector.shutdown() sends each actor a close RPC and waits for it (30 s command "
         "timeout) before the next: one hung actor blocks teardown past its bound",
         "pytorch/rl#4017 (Ray learner ranks closed one after another)",
-        ("killed/local/user/collector-hang>teardown",),
+        (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",)),),
         {"collector": _sequential_close},
     ),
     Regression(
@@ -292,7 +331,8 @@ REGRESSIONS = {r.id: r for r in (
         "start() also starts a non-daemon thread that only shutdown() stops: an "
         "interpreter exit with the collector open never finishes",
         "a non-daemon background thread",
-        ("exit/local/user/background-running",),
+        (Catch("exit/*/*/background-running", "hang", ("no_hang",),
+               may_also=("no_leftover_process",)),),
         {"collector": _exit_hangs},
     ),
 )}
