@@ -33,11 +33,17 @@ class Catch:
     oracles: tuple
     may_also: tuple = ()
 
-    def ids(self) -> list[str]:
+    def ids(self, cross: bool = True) -> list[str]:
+        """The scenario ids: every fixture with every owner (``cross``), or
+        each fixture once with the owners taken in turn (local/user,
+        multinode/impl): both fixtures and both owners, in half the runs."""
         family, fixture, owner, variant = self.scenario.split("/", 3)
         fixtures = ("local", "multinode") if fixture == "*" else (fixture,)
         owners = ("user", "impl") if owner == "*" else (owner,)
-        return [f"{family}/{fx}/{ow}/{variant}" for fx in fixtures for ow in owners]
+        if cross:
+            return [f"{family}/{fx}/{ow}/{variant}" for fx in fixtures for ow in owners]
+        return [f"{family}/{fx}/{owners[k % len(owners)]}/{variant}"
+                for k, fx in enumerate(fixtures)]
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,21 @@ def _liveness_never_dead(base):
     class Component(base):
         def is_alive(self):
             return not self._closed_reason  # never asks the actors (NexRL's shape)
+
+    return Component
+
+
+def _liveness_first_actor_only(base):
+    class Component(base):
+        def is_alive(self):
+            from impl import calls
+
+            if self._closed_reason or not self._actors:
+                return False
+            try:  # pings its first actor only: the others may be dead
+                return calls.get(calls.call(self._actors[0], "ping"), timeout=self.ping_timeout) is not None
+            except Exception:
+                return False
 
     return Component
 
@@ -252,6 +273,13 @@ REGRESSIONS = {r.id: r for r in (
          Catch("walk/multinode/impl/seed-4", "fail", ("liveness_reports_death",))),
         {"buffer": _liveness_never_dead, "collector": _liveness_never_dead,
          "evaluator": _liveness_never_dead},
+    ),
+    Regression(
+        "liveness-first-actor-only",
+        "is_alive() pings only the component's first actor: the death of any other goes unseen",
+        "a liveness check written for one actor, used on a multi-actor component",
+        (Catch("killed/*/*/collector-sigkill-last>teardown", "fail", ("liveness_reports_death",)),),
+        {"collector": _liveness_first_actor_only},
     ),
     Regression(
         "close-not-idempotent",

@@ -132,6 +132,14 @@ def killed(fixture, owner):
         yield make("killed", fixture, owner, f"{comp}-{how}>ray>teardown", [
             *base, *fault, op("ray_shutdown"), *teardowns(ALL)],
             quick=(how == "exit" and comp == "buffer"), impl_quick=True)
+    # The last of the collector's actors (the others kill actor 0): a component
+    # that watches or kills only one of its actors is caught here.
+    for how in ("sigkill", "ray_kill"):
+        placement = {c: ("node_a" if c == "collector" else "node_b") for c in ALL}
+        yield make("killed", fixture, owner, f"collector-{how}-last>teardown", [
+            *build(fixture, ALL, placement=placement), *warm_up(ALL),
+            op("kill", "collector", how=how, index=-1), op("check_alive", "collector", expect=False),
+            *teardowns(("collector", "buffer", "evaluator"))], quick=(how == "sigkill"))
     for comp in ALL:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),

@@ -1,0 +1,32 @@
+"""A fault never hits the harness: the kill op signals only a live Ray worker."""
+import os
+import subprocess
+
+import pytest
+
+from conformance.ops import HarnessError, _check_signalable
+
+
+@pytest.mark.parametrize("pid", [0, 1, -1, None])
+def test_no_signal_to_a_process_group_or_init(pid):
+    with pytest.raises(HarnessError, match="refusing to signal pid"):
+        _check_signalable(pid)
+
+
+def test_no_signal_to_the_driver_or_its_group():
+    with pytest.raises(HarnessError, match="the driver itself or its process group"):
+        _check_signalable(os.getpid())
+    with pytest.raises(HarnessError, match="the driver itself or its process group"):
+        _check_signalable(os.getpgrp())
+
+
+def test_no_signal_to_a_process_that_is_not_a_ray_worker():
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        with pytest.raises(HarnessError, match="not a Ray worker"):
+            _check_signalable(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    with pytest.raises(HarnessError, match="is not running"):
+        _check_signalable(proc.pid)
