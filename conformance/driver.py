@@ -21,8 +21,8 @@ import time
 import traceback
 
 from conformance import ops
-from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, describe_error, \
-    read_history
+from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History, HistoryWriter, \
+    describe_error, read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
 from fixtures import procs
@@ -36,8 +36,6 @@ PROBE_DEADLINE = 60.0
 FINAL_PROBE_DEADLINE = 90.0
 #: verbs after which the probe reads the components' actor states
 ACTOR_PROBED = ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct")
-#: threads of these modules are Ray's (or the interpreter's), not the implementation's
-RAY_THREAD_MODULES = ("ray", "grpc", "concurrent.futures", "asyncio")
 
 
 def ray_identity() -> str | None:

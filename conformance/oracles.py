@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from conformance.history import HARNESS_EXIT_CODE, History
+from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
 from conformance.ops import HARNESS, VERBS
 from conformance.scenario import Scenario
 
@@ -27,7 +27,6 @@ GENERIC_ERRORS = {
 }
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
 BOUND_SLACK = 0.25
-RAY_THREAD_MODULES = ("ray", "grpc", "concurrent.futures", "asyncio")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
 JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer"}
 
@@ -88,30 +87,27 @@ def _constructed(run: Run) -> set:
     return {r["op"]["target"] for r in run.op_records("construct") if r["status"] == "ok"}
 
 
+def _field(record: dict | None, key: str, what: str):
+    """``record[key]`` of a probe record, or an :class:`Unknown` naming ``what``
+    probe is missing, raised, or lacks the field."""
+    if record is None:
+        return Unknown(f"no {what} was recorded")
+    if record.get("error"):
+        e = record["error"]
+        return Unknown(f"the {what} raised {e['type']}: {e['message'][:200]}")
+    if key not in record:
+        return Unknown(f"the {what} has no {key!r}")
+    return record[key]
+
+
 def probe_of(r: dict, key: str):
     """``r``'s probe field ``key``, or an :class:`Unknown` saying why it is missing."""
-    probe = r.get("probe")
-    if probe is None:
-        return Unknown(f"{_label(r)}: no probe was recorded after it")
-    if probe.get("error"):
-        e = probe["error"]
-        return Unknown(f"{_label(r)}: the probe after it raised {e['type']}: {e['message'][:200]}")
-    if key not in probe:
-        return Unknown(f"{_label(r)}: its probe has no {key!r}")
-    return probe[key]
+    return _field(r.get("probe"), key, f"probe after {_label(r)}")
 
 
 def final_of(run: Run, key: str):
     """The final probe's field ``key``, or an :class:`Unknown`."""
-    final = run.history.final
-    if final is None:
-        return Unknown("no final probe was recorded")
-    if final.get("error"):
-        e = final["error"]
-        return Unknown(f"the final probe raised {e['type']}: {e['message'][:200]}")
-    if key not in final:
-        return Unknown(f"the final probe has no {key!r}")
-    return final[key]
+    return _field(run.history.final, key, "final probe")
 
 
 def _unknown_state(where: str, comp: str, aid: str, st: dict) -> Unknown:

@@ -13,7 +13,7 @@ ENTRY = ("tests.conformance.harness_faults", "main")
 
 # fault -> (scenario, a text the verdict's unknown findings must contain)
 FAULTS = {
-    "probe-raises": (TEARDOWN, "the probe after it raised builtins.RuntimeError: injected"),
+    "probe-raises": (TEARDOWN, "raised builtins.RuntimeError: injected: the probe raised"),
     "observer-raises": (TEARDOWN, "GCS query failed: injected: the GCS observer raised"),
     "gcs-unreachable": (TEARDOWN, "GCS query failed"),
     "kill-fails": (KILL, "the fault was not injected"),

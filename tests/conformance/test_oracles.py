@@ -284,7 +284,7 @@ def test_a_probe_that_raised_makes_its_rules_unknown():
     r["probe"] = {"error": err("fixtures.observer.GcsUnreachable", "no answer")}
     verdict, _, unknown_ = decide(run_of([r]))
     assert verdict == "error"
-    assert "the probe after it raised fixtures.observer.GcsUnreachable" in \
+    assert "the probe after op 0 (exhaust collector) raised fixtures.observer.GcsUnreachable" in \
         unknown_["exhaustion_auto_shutdown"][0]
 
 
