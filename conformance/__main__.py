@@ -124,8 +124,14 @@ def cmd_catalog(args) -> int:
     from conformance import catalog
 
     fixtures = args.fixture or ["local", "multinode"]
+    if args.impl:
+        from conformance.registry import load_adapter
+
+        components = load_adapter(args.impl).components
+    else:
+        components = catalog.ALL
     if args.counts:
-        table = catalog.counts(fixtures)
+        table = catalog.counts(fixtures, components)
         for profile, fams in table.items():
             total = sum(sum(c.values()) for c in fams.values())
             print(f"{profile}: {total} scenarios")
@@ -133,7 +139,7 @@ def cmd_catalog(args) -> int:
             for fam, c in fams.items():
                 print(f"  {fam:<22}" + "".join(f"{c.get(fx, 0):>11}" for fx in fixtures))
         return 0
-    for s in catalog.scenarios(fixtures, args.profile):
+    for s in catalog.scenarios(fixtures, args.profile, components=components):
         print(s.id if not args.verbose else f"{s.id}\n    {s.describe()}")
     return 0
 
@@ -170,6 +176,8 @@ def main(argv=None) -> int:
     c.add_argument("--profile", default="full", choices=["quick", "full"])
     c.add_argument("--fixture", action="append")
     c.add_argument("--counts", action="store_true")
+    c.add_argument("--impl", help="the scenarios for this implementation's components "
+                                  "(default: all three)")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_catalog)
     s = sub.add_parser("summary", help="the report as Markdown, for $GITHUB_STEP_SUMMARY")

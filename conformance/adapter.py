@@ -133,3 +133,12 @@ class Adapter:
 
     def unsupported(self, requires) -> list[str]:
         return [r for r in requires if r not in self.features]
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """The components the implementation has, in the catalog's order:
+        collector and buffer, and the eval worker with the ``evaluator``
+        feature. A scenario written for all three runs with these (its id
+        says which it lacks); one about a missing component does not exist."""
+        return tuple(c for c in ("buffer", "collector", "evaluator")
+                     if c != "evaluator" or "evaluator" in self.features)

@@ -134,7 +134,8 @@ def pytest_generate_tests(metafunc):
     if "scenario" not in metafunc.fixturenames:
         return
     rlc = metafunc.config._rlc
-    found = catalog.scenarios(rlc["fixtures"], rlc["profile"])
+    found = catalog.scenarios(rlc["fixtures"], rlc["profile"],
+                              components=rlc["adapter"].components)
     if rlc["patterns"]:
         found = [s for s in found if any(fnmatch.fnmatchcase(s.id, p) for p in rlc["patterns"])]
     metafunc.parametrize("scenario", found, ids=[s.id for s in found])

@@ -70,6 +70,9 @@ class TorchRLAdapter(Adapter):
         # RayEvalWorker exists from torchrl 0.12 on; before, "evaluator" is unsupported.
         self.RayEvalWorker = getattr(distributed, "RayEvalWorker", None)
         self._collector_args = _params(self.RayCollector.__init__)
+        #: torchrl 0.10.x: RayCollector.shutdown() takes no shutdown_ray and always
+        #: calls ray.shutdown()
+        self.collector_shutdown_stops_ray = "shutdown_ray" not in _params(self.RayCollector.shutdown)
         self._eval_env_ids = {}  # id(evaluator) -> env_id, for eval_weights
         self._local_policies = {}  # env_id -> local twin of the eval policy
         self.features = frozenset(self._detect_features())
@@ -78,12 +81,16 @@ class TorchRLAdapter(Adapter):
         feats = {"sync", "async", "per_actor_envs"}
         if "replay_buffer" in self._collector_args:
             feats.add("buffer_mode")
-        # 0.10.x start() schedules an asyncio task on a loop nobody runs: not
-        # "collection in a background thread"; 0.11+ runs _run_collection_loop in a thread.
-        if hasattr(self.RayCollector, "start") and hasattr(self.RayCollector, "_run_collection_loop"):
+        # start() is public API in every version a user calls. 0.11+ runs the
+        # collection in a thread; 0.10.x schedules an asyncio task on the
+        # current event loop, which a synchronous program never runs: the
+        # background scenarios then report what such a user gets (no frames).
+        if hasattr(self.RayCollector, "start"):
             feats.add("background")
-        if "shutdown_ray" in _params(self.RayCollector.shutdown):
-            feats.add("shutdown_ray")
+        # shutdown(shutdown_ray=True) from 0.11 on; 0.10.x shutdown() always
+        # calls ray.shutdown(), so shutdown_ray=True is its plain shutdown()
+        # (see teardown): what a 0.10 user asking for a Ray shutdown calls.
+        feats.add("shutdown_ray")
         if self.RayEvalWorker is not None:
             feats.add("evaluator")
             if "name" in _params(self.RayEvalWorker.__init__) and hasattr(self.RayEvalWorker, "from_name"):
@@ -142,6 +149,12 @@ class TorchRLAdapter(Adapter):
         worker = self.RayEvalWorker.from_name(spec.actor_name)
         self._eval_env_ids[id(worker)] = spec.env_id
         return worker
+
+    def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
+        if component == "collector" and self.collector_shutdown_stops_ray:
+            obj.shutdown()  # torchrl 0.10.x: no shutdown_ray, it always shuts Ray down
+            return
+        super().teardown(component, obj, shutdown_ray)
 
     # -- verbs ----------------------------------------------------------------------
     def eval_weights(self, evaluator):
@@ -248,7 +261,8 @@ class TorchRLAdapter(Adapter):
                     f"    num_gpus={num_gpus!r}{named}{extra},", ")"]
         if op.verb == "teardown":
             if target == "collector":
-                call = ("collector.shutdown(shutdown_ray=True)" if a.get("shutdown_ray")
+                call = ("collector.shutdown(shutdown_ray=True)"
+                        if a.get("shutdown_ray") and not self.collector_shutdown_stops_ray
                         else "collector.shutdown()")
             elif target == "buffer":
                 call = "buffer.close()"

@@ -3,22 +3,24 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.catalog.families import FAMILIES
+from conformance.catalog.families import ALL, FAMILIES, components_of
 from conformance.scenario import OWNERS, Scenario
 
 PROFILES = ("quick", "full")
 
 
 def scenarios(fixtures=("local", "multinode"), profile: str = "full",
-              families=None) -> list[Scenario]:
-    """All scenarios of ``profile`` on ``fixtures``, in a stable order."""
+              families=None, components=ALL) -> list[Scenario]:
+    """All scenarios of ``profile`` on ``fixtures`` for an implementation with
+    ``components`` (in the order of ``ALL``), in a stable order."""
+    comps = tuple(c for c in ALL if c in components)
     out = []
     for fixture in fixtures:
         for owner in OWNERS:
             for name, family in FAMILIES.items():
                 if families and name not in families:
                     continue
-                for s in family(fixture, owner):
+                for s in family(fixture, owner, comps):
                     if profile in s.profiles:
                         out.append(s)
     ids = [s.id for s in out]
@@ -29,9 +31,11 @@ def scenarios(fixtures=("local", "multinode"), profile: str = "full",
 
 
 def find(scenario_id: str) -> Scenario:
-    """The scenario with this id (any fixture, any profile)."""
-    family, fixture, *_ = scenario_id.split("/")
-    for s in scenarios((fixture,), "full", families=[family] if family in FAMILIES else None):
+    """The scenario with this id (any fixture, any profile, any component set)."""
+    family, fixture, *rest = scenario_id.split("/")
+    comps = components_of(rest[-1]) if rest else ALL
+    for s in scenarios((fixture,), "full", families=[family] if family in FAMILIES else None,
+                       components=comps):
         if s.id == scenario_id:
             return s
     from conformance.catalog.walks import walk_from_id
@@ -42,12 +46,12 @@ def find(scenario_id: str) -> Scenario:
     raise KeyError(f"no scenario {scenario_id!r}")
 
 
-def counts(fixtures=("local", "multinode")) -> dict:
+def counts(fixtures=("local", "multinode"), components=ALL) -> dict:
     """{profile: {family: {fixture: n}}}"""
     out = {}
     for profile in PROFILES:
         table = {}
-        for s in scenarios(fixtures, profile):
+        for s in scenarios(fixtures, profile, components=components):
             table.setdefault(s.family, Counter())[s.fixture] += 1
         out[profile] = {f: dict(c) for f, c in table.items()}
     return out

@@ -1,6 +1,13 @@
-"""The lifecycle families. Each is a generator of scenarios for one fixture
-and one ownership case; ``quick=True`` marks the CI-gate slice (chosen for
-what catches bugs: ``ray.shutdown()`` first, faults before teardown)."""
+"""The lifecycle families. Each is a generator of scenarios for one fixture,
+one ownership case and the components an implementation has (``comps``, in
+the order of ``ALL``); ``quick=True`` marks the CI-gate slice (chosen for
+what catches bugs: ``ray.shutdown()`` first, faults before teardown).
+
+Component subsets: a scenario written for every component runs with the
+ones the implementation has, and its id says so (``~no-evaluator``, see
+:func:`subset_variant`); a scenario about a component it lacks does not
+exist for it (it is not skipped: there is nothing to run).
+"""
 from __future__ import annotations
 
 import itertools
@@ -12,12 +19,34 @@ ALL = ("buffer", "collector", "evaluator")
 KILLS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
 
 
+SUBSET_MARK = "~no-"
+
+
+def subset_variant(variant: str, comps) -> str:
+    """``variant``, marked with the components left out when a scenario
+    written for all of them runs on ``comps``: ``buffer-sigkill>teardown~no-evaluator``."""
+    missing = [c for c in ALL if c not in comps]
+    return variant + (SUBSET_MARK + "-".join(missing) if missing else "")
+
+
+def components_of(variant: str) -> tuple:
+    """The components a (possibly marked) variant was built for."""
+    if SUBSET_MARK not in variant:
+        return ALL
+    missing = variant.split(SUBSET_MARK, 1)[1].split("-")
+    return tuple(c for c in ALL if c not in missing)
+
+
 def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
-         spec=None, seed=None):
+         spec=None, seed=None, built=None):
     """A scenario. ``quick``: in the CI gate for the ``user`` owner; the
-    ``impl`` owner joins it only where ownership is the point (``impl_quick``)."""
+    ``impl`` owner joins it only where ownership is the point (``impl_quick``).
+    ``built``: the components a scenario written for all of them was built
+    with (its variant then names those left out)."""
     ops = tuple(ops)
     quick = quick and (owner == "user" or impl_quick)
+    if built is not None:
+        variant = subset_variant(variant, built)
     return Scenario(
         family=family, fixture=fixture, owner=owner, variant=variant, ops=ops,
         spec=dict(spec or {}), requires=requirements(ops),
@@ -29,13 +58,20 @@ def _mode(sync: bool) -> str:
     return "sync" if sync else "async"
 
 
-def early_break(fixture, owner):
+def _without(perm, comps):
+    """A teardown order over ``comps`` and "ray": ``perm`` minus the absent."""
+    return tuple(t for t in perm if t == "ray" or t in comps)
+
+
+def early_break(fixture, owner, comps=ALL):
     """Break after 0, 1, 2 batches, then teardown; or drop everything and exit."""
     for sync, k in itertools.product((False, True), (0, 1, 2)):
         ops = [*build(fixture, ("collector",), sync=sync),
                op("iterate", "collector", batches=k), op("teardown", "collector")]
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
                    quick=(k == (1 if sync else 0)))
+    if "buffer" not in comps:
+        return
     # check_data before the teardown reads what the buffer holds: the one after
     # must not be fewer (data_kept)
     ops = [*build(fixture, ("buffer", "collector")), op("iterate", "collector", batches=2),
@@ -44,26 +80,30 @@ def early_break(fixture, owner):
     # the seed bug's own sequence (shared/seeds/000): break, collector.shutdown(), buffer.close()
     yield make("early_break", fixture, owner, "buffer-mode-after-2", ops, quick=True,
                impl_quick=True)
-    ops = [*build(fixture, ALL), *warm_up(ALL), op("iterate", "collector", batches=1),
+    ops = [*build(fixture, comps), *warm_up(comps), op("iterate", "collector", batches=1),
            op("drop")]
     yield make("early_break", fixture, owner, "drop-and-exit", ops, quick=True,
-               impl_quick=True)
+               impl_quick=True, built=comps)
 
 
-def exhaustion(fixture, owner):
+def exhaustion(fixture, owner, comps=ALL):
     """Iterate to total_frames: the collector shuts itself down, nothing else."""
     for sync in (False, True):
         ops = [*build(fixture, ("collector",), sync=sync), op("exhaust", "collector"),
                op("teardown", "collector"), op("use", "collector", call="iterate")]
         yield make("exhaustion", fixture, owner, f"{_mode(sync)}", ops, quick=not sync)
+    if "buffer" not in comps:
+        return
     ops = [*build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "buffer")]
     yield make("exhaustion", fixture, owner, "buffer-mode", ops, quick=True, impl_quick=True)
 
 
-def background(fixture, owner):
+def background(fixture, owner, comps=ALL):
     """start() feeds the buffer while the main thread samples; teardown races it."""
+    if "buffer" not in comps:
+        return
     head = [*build(fixture, ("buffer", "collector")), op("start", "collector"),
             op("wait_frames", "buffer", frames=64), op("sample", "buffer"),
             op("check_data", "buffer")]
@@ -82,12 +122,13 @@ def background(fixture, owner):
         spec=spec)
 
 
-def double_close(fixture, owner):
+def double_close(fixture, owner, comps=ALL):
     """Every teardown twice, concurrently, and right after construction."""
-    for comp in ALL:
-        comps = ("buffer", "collector") if comp == "collector" else (comp,)
-        base = build(fixture, comps, buffer_mode=False)
-        rest = [op("teardown", c) for c in comps if c != comp]
+    for comp in comps:
+        used = tuple(c for c in ("buffer", "collector") if c in comps) if comp == "collector" \
+            else (comp,)
+        base = build(fixture, used, buffer_mode=False)
+        rest = [op("teardown", c) for c in used if c != comp]
         yield make("double_close", fixture, owner, f"{comp}-twice", [
             *base, *warm_up((comp,)), op("teardown", comp, times=2), *rest],
             quick=(comp == "buffer"))
@@ -98,28 +139,35 @@ def double_close(fixture, owner):
             *base, op("teardown", comp, times=2), *rest])
 
 
-def order(fixture, owner):
-    """Every order of the three teardowns and ray.shutdown() (24)."""
-    for perm in itertools.permutations(("collector", "buffer", "evaluator", "ray")):
-        ops = [*build(fixture, ALL), *warm_up(ALL), *teardowns(perm)]
-        quick = perm in (("ray", "collector", "buffer", "evaluator"),
-                         ("collector", "ray", "buffer", "evaluator"),
-                         ("collector", "buffer", "evaluator", "ray"))
-        yield make("order", fixture, owner, ">".join(perm), ops, quick=quick, impl_quick=True)
-    ops = [*build(fixture, ALL), *warm_up(ALL), op("check_data", "buffer"),
-           op("teardown", "collector", shutdown_ray=True), op("check_data", "buffer"),
-           op("teardown", "evaluator"), op("teardown", "buffer")]
-    yield make("order", fixture, owner, "collector(shutdown_ray)>evaluator>buffer", ops,
-               quick=True, impl_quick=True)
+ORDER_QUICK = (("ray", "collector", "buffer", "evaluator"),
+               ("collector", "ray", "buffer", "evaluator"),
+               ("collector", "buffer", "evaluator", "ray"))
 
 
-def killed(fixture, owner):
+def order(fixture, owner, comps=ALL):
+    """Every order of the components' teardowns and ray.shutdown() (24 for all three)."""
+    names = tuple(c for c in ("collector", "buffer", "evaluator") if c in comps)
+    quick_perms = {_without(p, comps) for p in ORDER_QUICK}
+    for perm in itertools.permutations((*names, "ray")):
+        ops = [*build(fixture, comps), *warm_up(comps), *teardowns(perm)]
+        yield make("order", fixture, owner, ">".join(perm), ops, quick=perm in quick_perms,
+                   impl_quick=True, built=comps)
+    if "buffer" not in comps:
+        return
+    rest = [op("teardown", c) for c in ("evaluator", "buffer") if c in comps]
+    ops = [*build(fixture, comps), *warm_up(comps), op("check_data", "buffer"),
+           op("teardown", "collector", shutdown_ray=True), op("check_data", "buffer"), *rest]
+    variant = "collector(shutdown_ray)>" + ">".join(c for c in ("evaluator", "buffer") if c in comps)
+    yield make("order", fixture, owner, variant, ops, quick=True, impl_quick=True, built=comps)
+
+
+def killed(fixture, owner, comps=ALL):
     """One actor of a component killed from outside, then teardown."""
-    for comp, how in itertools.product(ALL, KILLS):
+    for comp, how in itertools.product(comps, KILLS):
         if how == "remove_node" and fixture != "multinode":
             continue
         placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}
-        base = [*build(fixture, ALL, placement=placement), *warm_up(ALL)]
+        base = [*build(fixture, comps, placement=placement), *warm_up(comps)]
         fault = [op("kill", comp, how=how)]
         if how != "hang":
             fault.append(op("check_alive", comp, expect=False))
@@ -127,31 +175,34 @@ def killed(fixture, owner):
             how == "hang" and comp != "buffer")
         yield make("killed", fixture, owner, f"{comp}-{how}>teardown", [
             *base, *fault, op("teardown", comp),
-            *[op("teardown", c) for c in ALL if c != comp]],
-            quick=quick_first, impl_quick=(how == "hang" and comp == "collector"))
+            *[op("teardown", c) for c in comps if c != comp]],
+            quick=quick_first, impl_quick=(how == "hang" and comp == "collector"), built=comps)
         yield make("killed", fixture, owner, f"{comp}-{how}>ray>teardown", [
-            *base, *fault, op("ray_shutdown"), *teardowns(ALL)],
-            quick=(how == "exit" and comp == "buffer"), impl_quick=True)
+            *base, *fault, op("ray_shutdown"), *teardowns(comps)],
+            quick=(how == "exit" and comp == "buffer"), impl_quick=True, built=comps)
     # The last of the collector's actors (the others kill actor 0): a component
     # that watches or kills only one of its actors is caught here.
     for how in ("sigkill", "ray_kill"):
         placement = {c: ("node_a" if c == "collector" else "node_b") for c in ALL}
         yield make("killed", fixture, owner, f"collector-{how}-last>teardown", [
-            *build(fixture, ALL, placement=placement), *warm_up(ALL),
+            *build(fixture, comps, placement=placement), *warm_up(comps),
             op("kill", "collector", how=how, index=-1), op("check_alive", "collector", expect=False),
-            *teardowns(("collector", "buffer", "evaluator"))], quick=(how == "sigkill"))
-    for comp in ALL:
+            *teardowns(_without(("collector", "buffer", "evaluator"), comps))],
+            quick=(how == "sigkill"), built=comps)
+    for comp in comps:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),
             op("check_alive", comp, expect=False), op("teardown", comp)],
             quick=(comp == "evaluator"))
 
 
-def use_after_close(fixture, owner):
+def use_after_close(fixture, owner, comps=ALL):
     """Every verb after teardown: one clear error, within the bound, no restart."""
     uses = {"collector": ("iterate", "start"), "buffer": ("sample", "extend", "len"),
             "evaluator": ("submit", "poll")}
     for comp, verbs in uses.items():
+        if comp not in comps:
+            continue
         base = build(fixture, (comp,), buffer_mode=False)
         ops = [*base, op("teardown", comp), *[op("use", comp, call=v) for v in verbs]]
         yield make("use_after_close", fixture, owner, comp, ops, quick=True)
@@ -161,8 +212,10 @@ def use_after_close(fixture, owner):
                    quick=(comp == "buffer"), impl_quick=True)
 
 
-def named(fixture, owner):
+def named(fixture, owner, comps=ALL):
     """A second driver finds the named eval worker; only the owner ends it."""
+    if "evaluator" not in comps:
+        return
     peer_ops = [op("construct", "evaluator", connect=True, named=True), op("submit", "evaluator"),
                 op("poll", "evaluator", timeout=30), op("teardown", "evaluator")]
     ops = [op("construct", "evaluator", named=True), op("submit", "evaluator"),
@@ -172,7 +225,7 @@ def named(fixture, owner):
     yield make("named", fixture, owner, "peer-then-owner", ops, quick=True)
 
 
-def construction_failure(fixture, owner):
+def construction_failure(fixture, owner, comps=ALL):
     """Bad input: a clear error and no actor left behind."""
     cases = [("collector", "unknown_env"), ("collector", "one_unknown_env"),
              ("evaluator", "unknown_env"),
@@ -180,11 +233,13 @@ def construction_failure(fixture, owner):
              ("collector", "invalid:sync_divisible"), ("collector", "invalid:num_collectors"),
              ("buffer", "invalid:capacity")]
     for comp, fail in cases:
+        if comp not in comps:
+            continue
         ops = [op("construct", comp, fail=fail)]
         yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
                    ops, quick=(fail in ("unknown_env", "one_unknown_env", "invalid:sync_divisible")),
                    impl_quick=(comp, fail) == ("collector", "one_unknown_env"))
-    for comp in ALL:
+    for comp in comps:
         ops = [op("construct", comp, infeasible=True, fail="infeasible"),
                op("teardown", comp)]
         yield make("construction_failure", fixture, owner, f"{comp}-infeasible", ops,
@@ -194,16 +249,17 @@ def construction_failure(fixture, owner):
     yield make("construction_failure", fixture, owner, "start-without-buffer", ops)
 
 
-def interpreter_exit(fixture, owner):
+def interpreter_exit(fixture, owner, comps=ALL):
     """Components left open: the interpreter exits 0, quietly, within the bound."""
-    yield make("exit", fixture, owner, "all-open", [*build(fixture, ALL), *warm_up(ALL)],
-               quick=True, impl_quick=True)
-    yield make("exit", fixture, owner, "background-running", [
-        *build(fixture, ("buffer", "collector")), op("start", "collector"),
-        op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True,
-        impl_quick=True)
+    yield make("exit", fixture, owner, "all-open", [*build(fixture, comps), *warm_up(comps)],
+               quick=True, impl_quick=True, built=comps)
+    if "buffer" in comps:
+        yield make("exit", fixture, owner, "background-running", [
+            *build(fixture, ("buffer", "collector")), op("start", "collector"),
+            op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True,
+            impl_quick=True)
     yield make("exit", fixture, owner, "after-ray-shutdown", [
-        *build(fixture, ALL), *warm_up(ALL), op("ray_shutdown")])
+        *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
 
 
 from conformance.catalog.walks import walks  # noqa: E402 - a family like the others

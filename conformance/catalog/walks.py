@@ -19,9 +19,12 @@ FULL_SEEDS = tuple(range(1, 11))
 KILL_HOWS = tuple(h for h in ALL_KILL_HOWS if h != "remove_node")  # a walk keeps its nodes
 
 
+ALL = ("buffer", "collector", "evaluator")
+
+
 class _Model:
-    def __init__(self, fixture: str, owner: str):
-        self.fixture, self.owner = fixture, owner
+    def __init__(self, fixture: str, owner: str, comps=ALL):
+        self.fixture, self.owner, self.comps = fixture, owner, tuple(comps)
         self.built, self.closed, self.killed = set(), set(), set()
         self.ray_up, self.started, self.buffer_mode = True, False, False
         self.written = False  # frames are known to be in the buffer
@@ -40,7 +43,7 @@ class _Model:
         out = []
         if self.hung:
             return [(1, Op("teardown", c)) for c in sorted(self.built - self.closed)]
-        for comp in ("buffer", "collector", "evaluator"):
+        for comp in self.comps:
             if comp not in self.built and self.ray_up:
                 args = dict(place_args(self.fixture, comp))
                 if comp == "collector" and self.usable("buffer"):
@@ -84,9 +87,10 @@ class _Model:
             self.ray_up = False
 
 
-def generate(seed: int, fixture: str, owner: str, length: int = 8) -> tuple[Op, ...]:
+def generate(seed: int, fixture: str, owner: str, length: int = 8,
+             comps=ALL) -> tuple[Op, ...]:
     rng = random.Random(f"{seed}/{fixture}/{owner}")
-    model = _Model(fixture, owner)
+    model = _Model(fixture, owner, comps)
     ops = []
     while len(ops) < length:
         rules = model.rules()
@@ -106,25 +110,32 @@ def generate(seed: int, fixture: str, owner: str, length: int = 8) -> tuple[Op, 
     return tuple(ops)
 
 
-def walk(seed: int, fixture: str, owner: str, quick: bool = False) -> Scenario:
-    ops = generate(seed, fixture, owner)
-    return Scenario(family="walk", fixture=fixture, owner=owner, variant=f"seed-{seed}",
+def walk(seed: int, fixture: str, owner: str, quick: bool = False, comps=ALL) -> Scenario:
+    from conformance.catalog.families import subset_variant
+
+    ops = generate(seed, fixture, owner, comps=comps)
+    return Scenario(family="walk", fixture=fixture, owner=owner,
+                    variant=subset_variant(f"seed-{seed}", comps),
                     ops=ops, spec={"num_collectors": 1}, requires=requirements(ops),
                     profiles=("quick", "full") if quick else ("full",), seed=seed)
 
 
-def walks(fixture: str, owner: str):
+def walks(fixture: str, owner: str, comps=ALL):
     for seed in FULL_SEEDS:
-        yield walk(seed, fixture, owner, quick=(seed in QUICK_SEEDS and owner == "user"))
+        yield walk(seed, fixture, owner, quick=(seed in QUICK_SEEDS and owner == "user"),
+                   comps=comps)
 
 
 def walk_from_id(scenario_id: str) -> Scenario | None:
     """Any seed, not only the catalog's: ``walk/local/user/seed-1234``."""
+    from conformance.catalog.families import components_of
+
     parts = scenario_id.split("/")
     if len(parts) != 4 or parts[0] != "walk" or not parts[3].startswith("seed-"):
         return None
-    seed = int(parts[3][len("seed-"):])
-    return walk(seed, parts[1], parts[2], quick=seed in QUICK_SEEDS)
+    seed = int(parts[3][len("seed-"):].split("~")[0])
+    return walk(seed, parts[1], parts[2], quick=seed in QUICK_SEEDS,
+                comps=components_of(parts[3]))
 
 
 def shrink(scenario: Scenario, still_fails) -> Scenario:

@@ -100,7 +100,7 @@ def _dead_after_teardown(adapter, component, obj, handles, features):
     adapter.teardown(component, obj)
     assert adapter.actors(component, obj) == []
     if not ray.is_initialized():  # torchrl's teardown shut Ray down (0.10.x collector)
-        assert component == "collector" and "shutdown_ray" not in features
+        assert component == "collector" and adapter.collector_shutdown_stops_ray
         return
     # ray.kill is asynchronous (a call sent right after it may still run): wait for DEAD.
     states = lambda: {_state(h) for h in handles}  # noqa: E731
@@ -117,10 +117,15 @@ def test_features_match_installed_torchrl(adapter):
     f = adapter.features
     assert {"sync", "async", "buffer_mode"} <= f
     assert not f & {"liveness", "ready_timeout"}
-    assert ("shutdown_ray" in f) == (tv >= (0, 11))
-    assert ("background" in f) == (tv >= (0, 11))
+    # start() and a Ray-stopping shutdown exist in every version (0.10's start()
+    # schedules an asyncio task; its shutdown() always stops Ray)
+    assert {"shutdown_ray", "background"} <= f
+    assert adapter.collector_shutdown_stops_ray == (tv < (0, 11))
+    assert adapter.collector_shutdown_stops_ray == (
+        "shutdown_ray" not in inspect.signature(RayCollector.shutdown).parameters)
     assert ("evaluator" in f) == ("named_evaluator" in f) == (tv >= (0, 12))
-    assert ("shutdown_ray" in f) == ("shutdown_ray" in inspect.signature(RayCollector.shutdown).parameters)
+    assert adapter.components == (("buffer", "collector", "evaluator") if tv >= (0, 12)
+                                  else ("buffer", "collector"))
     assert adapter.versions() == {"torchrl": version("torchrl"), "tensordict": version("tensordict")}
     assert adapter.teardown_bound == 10.0 and adapter.closed_errors == ()
 
@@ -152,7 +157,7 @@ def test_collector_writes_into_buffer(adapter, local_ray):
     assert next(iter(adapter.iterate(collector))) is None  # data went to the buffer
     assert adapter.buffer_len(buffer) >= spec.frames_per_batch
     order = ["collector", "buffer"]
-    if "shutdown_ray" not in adapter.features:
+    if adapter.collector_shutdown_stops_ray:
         # 0.10.x: collector.shutdown() calls ray.shutdown(), and a later buffer.close()
         # aborts the process (seed 000): close the buffer first here.
         order.reverse()

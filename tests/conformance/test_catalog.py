@@ -80,3 +80,24 @@ def test_a_walk_id_names_the_same_ops_in_every_process():
                               capture_output=True, text=True, timeout=120, check=True)
         outs.add(done.stdout)
     assert len(outs) == 1
+
+
+def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
+    """Component subsets: a scenario written for all three components runs
+    with collector and buffer, its id marked; one about the eval worker does
+    not exist; ids round-trip through find."""
+    two = ("buffer", "collector")
+    subset = catalog.scenarios(("local", "multinode"), "full", components=two)
+    assert not any("evaluator" in s.components for s in subset)
+    orders = [s.variant for s in subset if s.family == "order" and s.fixture == "local"
+              and s.owner == "user"]
+    assert sorted(orders) == sorted(
+        [f"{'>'.join(p)}~no-evaluator" for p in __import__("itertools").permutations(
+            ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator"])
+    marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
+    assert {s.family for s in marked} == {"early_break", "order", "killed", "exit", "walk"}
+    for s in subset:
+        assert catalog.find(s.id) == s
+    quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}
+    assert "order/local/user/ray>collector>buffer~no-evaluator" in quick_ids
+    assert "named/local/user/peer-then-owner" not in quick_ids
