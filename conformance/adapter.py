@@ -43,6 +43,11 @@ class Spec:
     resources: dict = field(default_factory=dict)
     actor_name: str | None = None
     namespace: str = "rlc-conformance"
+    #: how a ``user``-owner driver (and its peer) calls ray.init: "namespace"
+    #: (``namespace=spec.namespace``, one namespace for every driver of the
+    #: scenario) or "bare" (``ray.init()``, as most users write it: each driver
+    #: gets an anonymous namespace). The harness's, not the adapter's.
+    ray_init: str = "namespace"
     ready_timeout: float | None = 60.0
     teardown_timeout: float = 10.0
 

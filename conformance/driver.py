@@ -226,11 +226,13 @@ def init_ray_as_user(ctx: Context) -> dict:
 
     fx = ctx.fixture
     # One namespace for every driver of a scenario, as a user running two
-    # drivers against one named actor would configure them.
+    # drivers against one named actor would configure them; or a bare
+    # ray.init(), as most users write it (spec.ray_init).
+    kwargs = {} if ctx.spec.ray_init == "bare" else {"namespace": ctx.spec.namespace}
     if fx["kind"] == "local":
-        ray.init(**fx["init"], namespace=ctx.spec.namespace)
+        ray.init(**fx["init"], **kwargs)
     else:
-        ray.init(address=fx["address"], namespace=ctx.spec.namespace)
+        ray.init(address=fx["address"], **kwargs)
     ctx.note_ray_started()
     return {"gcs_address": ctx.gcs_address, "job_id": ctx.job_id}
 

@@ -466,7 +466,7 @@ def check_name(ctx, op):
     obs = ctx.observer
     if obs is None:
         raise HarnessError("no GCS address known to look the name up")
-    records = obs.named_actors(ctx.actor_name, ctx.spec.namespace)
+    records = obs.named_actors(ctx.actor_name)  # in any namespace: is the name freed?
     live = [aid for aid, r in records.items() if r["state"] != "DEAD"]
     return {"found": bool(live), "name": ctx.actor_name, "actors": sorted(live)}
 

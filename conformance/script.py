@@ -180,7 +180,7 @@ def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str]
         return ["if not ray.is_initialized():  # ray.get_actor would start a new runtime",
                 "    return 'not looked up: Ray is not initialized here'",
                 "try:",
-                f"    ray.get_actor({ACTOR_NAME}, namespace=NAMESPACE)",
+                f"    ray.get_actor({ACTOR_NAME}, namespace=ray.get_runtime_context().namespace)",
                 "    return f'{ACTOR_NAME!r} is registered'",
                 "except ValueError:",
                 "    return f'{ACTOR_NAME!r} is not registered'"]
@@ -547,6 +547,8 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
             call = f"ray.init(address=args.address, {kwargs}, namespace=NAMESPACE)"
         else:
             call = "ray.init(address=args.address, namespace=NAMESPACE)"
+        if scenario.spec.get("ray_init") == "bare":  # as most users write it
+            call = call.replace(", namespace=NAMESPACE", "")
         lines += ["    # owner=user: the user starts (or joins) Ray before building anything",
                   f"    faulthandler.dump_traceback_later({INIT_DEADLINE}, exit=True)",
                   f"    {call}",

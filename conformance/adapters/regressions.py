@@ -190,6 +190,19 @@ def _from_name_owns_actor(base):
     return Evaluator
 
 
+def _named_in_driver_namespace(base):
+    class Evaluator(base):
+        def __init__(self, *args, namespace=None, **kwargs):
+            # the name goes into the creating driver's namespace, whatever is asked
+            super().__init__(*args, namespace=None, **kwargs)
+
+        @classmethod
+        def from_name(cls, name, namespace=None, **kwargs):
+            return super().from_name(name, None, **kwargs)  # looked up in the caller's
+
+    return Evaluator
+
+
 _KEPT_ALIVE: list = []  # a module-level registry, as a buggy library's cache or thread would hold
 
 
@@ -335,6 +348,14 @@ REGRESSIONS = {r.id: r for r in (
         "torchrl RayEvalWorker.shutdown() kills the actor for every handle",
         (Catch("named/*/*/peer-then-owner", "fail", ("liveness_reports_death", "name_freed")),),
         {"evaluator": _from_name_owns_actor},
+    ),
+    Regression(
+        "named-in-driver-namespace",
+        "a named eval worker is registered in the creating driver's namespace and looked "
+        "up in the caller's: a second driver that called a bare ray.init() never finds it",
+        "torchrl RayEvalWorker(name=...) and from_name(name) take no namespace",
+        (Catch("named/*/user/peer-then-owner-bare-init", "fail", ("peer_ok",)),),
+        {"evaluator": _named_in_driver_namespace},
     ),
     Regression(
         "construct-leaks-actors",

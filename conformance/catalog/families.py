@@ -223,6 +223,12 @@ def named(fixture, owner, comps=ALL):
            op("check_alive", "evaluator", expect=True), op("check_name"),
            op("teardown", "evaluator"), op("check_name")]
     yield make("named", fixture, owner, "peer-then-owner", ops, quick=True)
+    # Both drivers call a bare ray.init(), as most users do: each gets its own
+    # anonymous namespace, and only a worker named in an explicit namespace is
+    # found by the second one.
+    if owner == "user":
+        yield make("named", fixture, owner, "peer-then-owner-bare-init", ops, quick=True,
+                   spec={"ray_init": "bare"})
 
 
 def construction_failure(fixture, owner, comps=ALL):
