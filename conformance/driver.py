@@ -34,6 +34,10 @@ SETTLE_SECONDS = 5.0
 PROBE_DEADLINE = 60.0
 #: seconds the final probe may take (actors, the job's actors, their processes)
 FINAL_PROBE_DEADLINE = 90.0
+#: seconds the user's ray.init (or connect) may take
+INIT_DEADLINE = 120.0
+#: seconds a second driver (peer op) may run before it is killed
+PEER_DEADLINE = 240.0
 #: verbs after which the probe reads the components' actor states
 ACTOR_PROBED = ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct")
 
@@ -43,7 +47,7 @@ def ray_identity() -> str | None:
     one: one definition, the reference's (``impl.runtime.runtime_identity``)."""
     from impl.runtime import runtime_identity
 
-    identity = runtime_identity()
+    identity = runtime_identity(strict=True)  # an error is the probe's, not "Ray is down"
     return None if identity is None else "/".join(str(x) for x in identity)
 
 
@@ -57,7 +61,7 @@ def op_deadline(op: Op, adapter, spec) -> float:
     if op.verb == "construct":
         return (spec.ready_timeout or 30.0) + 60.0
     if op.verb == "peer":
-        return 240.0
+        return PEER_DEADLINE + 30.0  # the peer is killed at PEER_DEADLINE: its history is judged
     if op.verb == "check_alive":
         return float(op.args.get("within", 5.0)) + adapter.teardown_bound + 10
     return 90.0
@@ -210,14 +214,19 @@ class Context:
         try:
             exit_code = self.peer_standby.run(
                 path("peer-request.json"), {"RAY_ADDRESS": self.gcs_address},
-                path("peer-stdout.txt"), path("peer-stderr.txt"), op_deadline(op, None, None))
+                path("peer-stdout.txt"), path("peer-stderr.txt"), PEER_DEADLINE)
         except TimeoutError:  # killed: its history says which op it was in
             exit_code, timed_out = None, True
         with open(path("peer-stderr.txt"), errors="replace") as f:
             stderr = f.read()
         peer = History(read_history(path("peer-history.jsonl")), expected_ops=len(sub.ops))
+        where, at = peer.position()
+        in_impl_op = where == "exit" or (where == "op" and ops.VERBS[
+            peer.begins[at]["op"]["verb"]].party != ops.HARNESS)
+        harness_raised = any(r.get("phase") == "harness-error" for r in peer.records)
         return {"exit_code": exit_code, "timed_out": timed_out, "stderr_tail": stderr[-3000:],
-                "ops": peer.ops, "missing": peer.missing()}
+                "ops": peer.ops, "missing": peer.missing(),
+                "stopped_in_harness": harness_raised or (bool(peer.missing()) and not in_impl_op)}
 
 
 def init_ray_as_user(ctx: Context) -> dict:
@@ -400,7 +409,7 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name}
     if scenario.owner == "user":
-        faulthandler.dump_traceback_later(120, exit=True)
+        faulthandler.dump_traceback_later(INIT_DEADLINE, exit=True)
         try:
             setup.update(init_ray_as_user(ctx))
         finally:

@@ -22,10 +22,16 @@ def repro_command(scenario_id: str, impl: str, address: str | None = None) -> st
 
 
 def scenario_deadline(scenario, adapter) -> float:
+    """The parent's bound on a driver: the user's ray.init, each op with its
+    probe, the final probe and the exit, each at its own deadline, plus 180 s.
+    The driver's own watchdogs fire first; this one is the outer guard."""
     from conformance.adapter import Spec
+    from conformance.driver import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, \
+        exit_bound
 
     spec = Spec(**{**Spec().to_dict(), **scenario.spec})
-    return sum(op_deadline(o, adapter, spec) for o in scenario.ops) + 180.0
+    ops = sum(op_deadline(o, adapter, spec) + PROBE_DEADLINE for o in scenario.ops)
+    return INIT_DEADLINE + ops + FINAL_PROBE_DEADLINE + exit_bound(adapter) + 180.0
 
 
 #: the driver's entry point: module, function (called with the request path)

@@ -148,7 +148,8 @@ class History:
         in harness code after op i's probe; ``("final", None)`` in the final
         probe; ``("before-exit", None)`` after it; ``("exit", None)`` in the
         interpreter exit (the ``exiting`` record is the last one)."""
-        last = next((r for r in reversed(self.records) if r.get("phase")), None)
+        last = next((r for r in reversed(self.records)
+                     if r.get("phase") and r.get("phase") != "harness-error"), None)
         if last is None:
             return "start", None
         phase, i = last.get("phase"), last.get("i")

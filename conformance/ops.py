@@ -232,9 +232,12 @@ def _ray_worker_cmdline(pid: int) -> str:
         return ""
 
 
-def _check_signalable(pid) -> None:
-    """Refuse a signal that could hit the harness: pid 0/1/negative (a process
-    group or init), this driver, its process group, anything not a Ray worker."""
+def _check_signalable(pid, class_name: str | None = None) -> None:
+    """Refuse a signal that could hit the harness or a bystander: pid 0/1/
+    negative (a process group or init), this driver, its process group, a
+    process that is not a Ray actor worker of the actor's class (Ray titles
+    an actor's worker "ray::<Class>" or "ray::<Class>.<method>"; a pid the
+    GCS gives for another machine is refused the same way)."""
     if not isinstance(pid, int) or pid <= 1:
         raise HarnessError(f"refusing to signal pid {pid!r}: not a single live actor process")
     if pid in (os.getpid(), os.getpgrp()):
@@ -242,8 +245,12 @@ def _check_signalable(pid) -> None:
     cmdline = _ray_worker_cmdline(pid)
     if not cmdline:
         raise HarnessError(f"pid {pid} is not running: nothing to kill")
-    if "ray::" not in cmdline and "default_worker" not in cmdline:
+    title = cmdline.split()[0] if cmdline.split() else ""
+    if not title.startswith("ray::"):
         raise HarnessError(f"refusing to signal pid {pid}: not a Ray worker ({cmdline[:120]!r})")
+    if class_name and not title[len("ray::"):].startswith(class_name):
+        raise HarnessError(f"refusing to signal pid {pid}: a Ray worker, but not of "
+                           f"{class_name} ({title[:120]!r})")
 
 
 def _wait_process_gone(pid: int, what: str) -> None:
@@ -281,7 +288,8 @@ def _live_target(ctx, op) -> tuple:
                                  message=f"{op.target} actor {aid[:8]} ALIVE")
     except ConditionTimeout as exc:
         raise HarnessError(f"cannot kill {op.target} actor {index}: {exc}") from None
-    return handle, {"id": aid, "pid": rec["pid"], "node_id": rec.get("node_id"), "index": index}
+    return handle, {"id": aid, "pid": rec["pid"], "node_id": rec.get("node_id"), "index": index,
+                    "class_name": rec.get("class_name")}
 
 
 def _wait_not_alive(ctx, aid: str, what: str) -> str:
@@ -323,12 +331,12 @@ def kill(ctx, op):
         ray.kill(handle)
         out["state"] = _wait_not_alive(ctx, info["id"], what)
     elif how == "sigkill":
-        _check_signalable(info["pid"])
+        _check_signalable(info["pid"], info["class_name"])
         os.kill(info["pid"], signal.SIGKILL)
         _wait_process_gone(info["pid"], what)
     elif how == "exit":
         _require_ray(how)
-        _check_signalable(info["pid"])
+        _check_signalable(info["pid"], info["class_name"])
         handle.__ray_call__.remote(lambda self: os._exit(1))
         _wait_process_gone(info["pid"], what)
     elif how == "hang":

@@ -143,9 +143,13 @@ def position_text(run: Run) -> str:
             "exit": "in the interpreter exit"}[where]
 
 
+WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.M)
+
+
 def watchdog_fired(run: Run) -> bool:
-    """The driver's own watchdog ended it (faulthandler exit: code 1, "Timeout (")."""
-    return run.exit_code == 1 and "Timeout (" in run.stderr
+    """The driver's own watchdog ended it: faulthandler's exit (code 1) after
+    its own first line, "Timeout (0:01:00)!" alone on a line."""
+    return run.exit_code == 1 and bool(WATCHDOG_LINE.search(run.stderr))
 
 
 def _ended_early(run: Run) -> bool:
@@ -305,6 +309,10 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
             out.append(actors)
             continue
         non_owner = _construct_args(run, comp).get("connect")
+        built = [r2 for r2 in run.op_records("construct", comp) if r2["status"] == "ok"]
+        if built and not created_actors(built[0]) and "created" in (built[0].get("probe") or {}):
+            out.append(Unknown(f"{_label(r)}: the adapter listed no actor for the {comp}: "
+                               "its actors cannot be observed"))
         for aid, st in actors.get(comp, {}).items():
             state = st.get("state")
             if state in ("unknown", None):
@@ -318,15 +326,17 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
 
 
 def _faulted(run: Run, upto: int) -> set:
-    """Components hit by a kill before op ``upto``, or torn down."""
+    """Components hit by a kill before op ``upto``, or torn down; all of them
+    after the user's ray.shutdown() (the job's actors end with it, on a
+    connected driver asynchronously)."""
     hit = set()
     for r in run.history.ops:
         if r["i"] >= upto:
             break
-        if r["op"]["verb"] in ("kill", "teardown") and r["status"] in ("ok", "raised"):
+        if r["op"]["verb"] == "ray_shutdown":
+            hit |= {"buffer", "collector", "evaluator"}
+        elif r["op"]["verb"] in ("kill", "teardown") and r["status"] in ("ok", "raised"):
             hit.add(r["op"]["target"])
-            if r["op"]["verb"] == "kill" and r["op"].get("args", {}).get("how") == "remove_node":
-                hit.add("*node")
     return hit
 
 
@@ -720,7 +730,9 @@ def peer_ok(run: Run) -> list[str]:
         elif res.get("exit_code") != 0:
             lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
             last = lines[-1].strip() if lines else "(no stderr)"
-            out.append(f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}")
+            msg = f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}"
+            out.append(Unknown(msg + " (it stopped in the harness's code)")
+                       if res.get("stopped_in_harness") else msg)
         elif res.get("missing"):
             out.append(Unknown(f"{_label(r)}: the second driver's history lacks "
                                f"{'; '.join(res['missing'])}"))

@@ -183,19 +183,55 @@ def pytest_runtest_makereport(item, call):
 _CONFIG: dict = {}
 
 
+SCENARIO_TEST = "test_lifecycle.py::test_scenario["
+
+
 def pytest_runtest_logreport(report):
-    """Gather scenario results (also those sent back by xdist workers)."""
+    """Gather scenario results (also those sent back by xdist workers). A
+    scenario test that failed without a result (a fixture that could not be
+    set up, an exception in the harness, a crashed worker) becomes an
+    ``error`` entry: no scenario leaves the report silently."""
     config = _CONFIG.get("config")
+    if config is None:
+        return
+    found = False
     for key, value in getattr(report, "user_properties", []):
-        if key == "conformance" and config is not None:
+        if key == "conformance":
             config._rlc["results"].append(json.loads(value))
+            found = True
+    if not found and report.failed and SCENARIO_TEST in report.nodeid:
+        sid = report.nodeid.split(SCENARIO_TEST, 1)[1].rsplit("]", 1)[0]
+        config._rlc["results"].append(harness_error_entry(sid, report))
+
+
+def harness_error_entry(scenario_id: str, report) -> dict:
+    """The report entry of a scenario whose test failed before it had a result."""
+    family, fixture, owner, _ = (scenario_id.split("/", 3) + ["?"] * 4)[:4]
+    text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
+    return {
+        "id": scenario_id, "family": family, "fixture": fixture, "owner": owner,
+        "components": [], "verdict": "error", "oracles": [], "unknown": ["harness"],
+        "unsupported": [], "not_checked": [],
+        "evidence": {"violations": {}, "unknown": {"harness": [
+            f"the test failed in its {report.when} phase before the scenario had a verdict: "
+            f"{text.strip().splitlines()[-1][:300] if text.strip() else '(no detail)'}"]},
+            "stderr_tail": text[-4000:]},
+        "repro": "", "duration": round(getattr(report, "duration", 0.0), 2),
+        "ops": "", "no_result": True,
+    }
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not hasattr(config, "_rlc") or hasattr(config, "workerinput"):
         return
     rlc = config._rlc
-    results = rlc["results"]
+    # one entry per scenario: a real result wins over an error entry of the
+    # same test (e.g. a failure in its teardown phase)
+    by_id: dict = {}
+    for entry in rlc["results"]:
+        if entry["id"] not in by_id or by_id[entry["id"]].get("no_result"):
+            by_id[entry["id"]] = entry
+    results = list(by_id.values())
     if not results:
         return
     doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"])

@@ -42,14 +42,12 @@ from types import SimpleNamespace
 from conformance import ops as verbs
 from conformance.adapter import Spec
 from conformance.catalog.build import requirements
-from conformance.driver import exit_bound, op_deadline, tests_interpreter_exit
+from conformance.driver import INIT_DEADLINE, exit_bound, op_deadline, tests_interpreter_exit
 from conformance.scenario import Op, Scenario
 
 #: The variable a snippet uses for the named eval worker's name (a CLI argument).
 ACTOR_NAME = "ACTOR_NAME"
 _NAME_SENTINEL = "\x00actor-name\x00"
-#: Seconds the user's ray.init may take (the driver's own watchdog).
-INIT_DEADLINE = 120.0
 #: Verbs after which the script prints the Ray session and the actor states.
 PROBED = ("construct", "exhaust", "teardown", "kill", "ray_shutdown", "drop")
 

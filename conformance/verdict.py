@@ -34,7 +34,7 @@ def setup_failure(run: Run) -> str | None:
         return "the driver failed before the scenario started (see stderr)"
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
-        if r["status"] == "raised" and not args.get("fail") and not args.get("infeasible"):
+        if r["status"] == "raised" and not args.get("fail"):
             e = r["error"]
             return f"constructing {r['op']['target']} raised {e['type']}: {e['message'][:300]}"
     return None
@@ -71,12 +71,18 @@ def harness_failures(run: Run) -> list[str]:
 
 
 def failed_harness_step(run: Run) -> int | None:
-    """The index of the first harness step (a fault injection, a lookup) that
-    raised: from there on the run is not the scenario as written."""
+    """The index of the first op from which the run is not the scenario as
+    written: a harness step (a fault injection, a lookup) that raised, or
+    the op after which the harness's own code raised or stopped."""
     for r in run.history.ops:
         v = VERBS.get(r["op"]["verb"])
         if v is not None and v.party == HARNESS and r["status"] == "raised":
             return r["i"]
+    raised = any(r.get("phase") == "harness-error" for r in run.history.records)
+    where, i = run.history.position()
+    if raised or (run.history.missing() and not in_implementation(run)
+                  and where not in ("exit", "start")):
+        return (i + 1) if i is not None else (len(run.scenario.ops) if where != "start" else 0)
     return None
 
 

@@ -45,12 +45,14 @@ class _StartedRuntime:
 _started: _StartedRuntime | None = None
 
 
-def runtime_identity() -> tuple | None:
+def runtime_identity(strict: bool = False) -> tuple | None:
     """``(gcs_address, session_name, job_id)`` of the connected runtime, or None.
 
     Reads driver state only: never starts Ray. The job id changes on every
     ``ray.init``, so a reconnection to the same cluster is a new identity too
     (handles from the earlier connection are invalid there as well).
+    ``strict``: an error reading it is raised instead of read as "no runtime"
+    (the conformance harness's probes: what it cannot read is unknown).
     """
     if not ray.is_initialized():
         return None
@@ -62,6 +64,8 @@ def runtime_identity() -> tuple | None:
         except AttributeError:  # public only from Ray 2.5x: 2.60 has it, 2.50.1 not (measured)
             session = getattr(ray._private.worker.global_worker.node, "session_name", None)
     except Exception:  # Ray shutting down under us (another thread)
+        if strict:
+            raise
         return None
     return (gcs, session, job)
 

@@ -95,3 +95,18 @@ def test_serial_and_parallel_runs_agree(tmp_path, impl):
     assert sorted(v0) == sorted(picks), out0
     assert v0 == v2
     assert set(v0.values()) >= {"pass", "fail"}  # a comparison that could differ
+
+
+def test_a_scenario_that_fails_before_its_verdict_is_an_error_in_the_report(tmp_path):
+    """No scenario leaves the report silently: here the external cluster does
+    not answer, every test fails in the harness, and the gate goes red."""
+    scenario = "double_close/external/user/buffer-twice"
+    proc, report = suite(tmp_path, "-n", "0", "--ray-fixture", "external",
+                         "--ray-address", "127.0.0.1:9", "--scenario", scenario)
+    out, _ = proc.communicate(timeout=300)
+    entry = verdicts(report)[scenario]
+    assert entry["verdict"] == "error", out
+    assert "before the scenario had a verdict" in entry["evidence"]["unknown"]["harness"][0]
+    gate = subprocess.run([sys.executable, "-m", "conformance", "gate", str(report)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert gate.returncode == 1 and "NEW HARNESS ERROR" in gate.stdout, gate.stdout
