@@ -490,5 +490,3 @@ def drop(ctx, op):
 def peer(ctx, op):
     return ctx.run_peer(op)
 
-
-VERB_FUNCS = {name: v.run for name, v in VERBS.items()}

@@ -346,11 +346,9 @@ def others_untouched(run: Run) -> list[str]:
     prev_alive: dict = {}
     for r in run.history.ops:
         probe = (r.get("probe") or {}).get("actors")
-        if r["op"]["verb"] == "teardown" and probe is None:
-            if r["status"] != "unfinished" and len(prev_alive) > 0:
-                out.append(probe_of(r, "actors"))
-            continue
         if probe is None:
+            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and prev_alive:
+                out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
             continue
         if r["op"]["verb"] == "teardown":
             hit = _faulted(run, r["i"])
@@ -370,7 +368,7 @@ def others_untouched(run: Run) -> list[str]:
             for aid, st in states.items():
                 if st.get("state") not in ("unknown", None):
                     prev_alive[aid] = st.get("state") == "ALIVE"
-    return [x for x in out if x]
+    return out
 
 
 def threads_joined(run: Run) -> list[str]:

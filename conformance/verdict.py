@@ -82,7 +82,7 @@ def failed_harness_step(run: Run) -> int | None:
     where, i = run.history.position()
     if raised or (run.history.missing() and not in_implementation(run)
                   and where not in ("exit", "start")):
-        return (i + 1) if i is not None else (len(run.scenario.ops) if where != "start" else 0)
+        return i + 1 if i is not None else len(run.scenario.ops)
     return None
 
 

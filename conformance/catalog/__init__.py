@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.catalog.families import ALL, FAMILIES, components_of
+from conformance.catalog.build import ALL, components_of
+from conformance.catalog.families import FAMILIES
 from conformance.scenario import OWNERS, Scenario
 
 PROFILES = ("quick", "full")

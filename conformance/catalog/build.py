@@ -3,6 +3,26 @@ from __future__ import annotations
 
 from conformance.scenario import Op
 
+#: every component, in the order the catalog builds them
+ALL = ("buffer", "collector", "evaluator")
+SUBSET_MARK = "~no-"
+
+
+def subset_variant(variant: str, comps) -> str:
+    """``variant``, marked with the components left out when a scenario
+    written for all of them runs on ``comps``: ``buffer-sigkill>teardown~no-evaluator``."""
+    missing = [c for c in ALL if c not in comps]
+    return variant + (SUBSET_MARK + "-".join(missing) if missing else "")
+
+
+def components_of(variant: str) -> tuple:
+    """The components a (possibly marked) variant was built for."""
+    if SUBSET_MARK not in variant:
+        return ALL
+    missing = variant.split(SUBSET_MARK, 1)[1].split("-")
+    return tuple(c for c in ALL if c not in missing)
+
+
 # Where each component lives on the multinode fixture unless a family says
 # otherwise: every component on its own node.
 DEFAULT_PLACEMENT = {"collector": "node_a", "buffer": "node_b", "evaluator": None}

@@ -1,6 +1,6 @@
 """The lifecycle families. Each is a generator of scenarios for one fixture,
 one ownership case and the components an implementation has (``comps``, in
-the order of ``ALL``); ``quick=True`` marks the CI-gate slice (chosen for
+the order of ``build.ALL``); ``quick=True`` marks the CI-gate slice (chosen for
 what catches bugs: ``ray.shutdown()`` first, faults before teardown).
 
 Component subsets: a scenario written for every component runs with the
@@ -12,29 +12,10 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.catalog.build import build, op, requirements, teardowns, warm_up
+from conformance.catalog.build import ALL, build, op, requirements, subset_variant, teardowns, \
+    warm_up
+from conformance.ops import KILL_HOWS
 from conformance.scenario import Scenario
-
-ALL = ("buffer", "collector", "evaluator")
-KILLS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
-
-
-SUBSET_MARK = "~no-"
-
-
-def subset_variant(variant: str, comps) -> str:
-    """``variant``, marked with the components left out when a scenario
-    written for all of them runs on ``comps``: ``buffer-sigkill>teardown~no-evaluator``."""
-    missing = [c for c in ALL if c not in comps]
-    return variant + (SUBSET_MARK + "-".join(missing) if missing else "")
-
-
-def components_of(variant: str) -> tuple:
-    """The components a (possibly marked) variant was built for."""
-    if SUBSET_MARK not in variant:
-        return ALL
-    missing = variant.split(SUBSET_MARK, 1)[1].split("-")
-    return tuple(c for c in ALL if c not in missing)
 
 
 def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
@@ -163,7 +144,7 @@ def order(fixture, owner, comps=ALL):
 
 def killed(fixture, owner, comps=ALL):
     """One actor of a component killed from outside, then teardown."""
-    for comp, how in itertools.product(comps, KILLS):
+    for comp, how in itertools.product(comps, KILL_HOWS):
         if how == "remove_node" and fixture != "multinode":
             continue
         placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import random
 
-from conformance.catalog.build import place_args, requirements
+from conformance.catalog.build import ALL, components_of, place_args, requirements, \
+    subset_variant
 from conformance.ops import KILL_HOWS as ALL_KILL_HOWS
 from conformance.scenario import Op, Scenario
 
 QUICK_SEEDS = (4,)
 FULL_SEEDS = tuple(range(1, 11))
 KILL_HOWS = tuple(h for h in ALL_KILL_HOWS if h != "remove_node")  # a walk keeps its nodes
-
-
-ALL = ("buffer", "collector", "evaluator")
 
 
 class _Model:
@@ -111,8 +109,6 @@ def generate(seed: int, fixture: str, owner: str, length: int = 8,
 
 
 def walk(seed: int, fixture: str, owner: str, quick: bool = False, comps=ALL) -> Scenario:
-    from conformance.catalog.families import subset_variant
-
     ops = generate(seed, fixture, owner, comps=comps)
     return Scenario(family="walk", fixture=fixture, owner=owner,
                     variant=subset_variant(f"seed-{seed}", comps),
@@ -128,8 +124,6 @@ def walks(fixture: str, owner: str, comps=ALL):
 
 def walk_from_id(scenario_id: str) -> Scenario | None:
     """Any seed, not only the catalog's: ``walk/local/user/seed-1234``."""
-    from conformance.catalog.families import components_of
-
     parts = scenario_id.split("/")
     if len(parts) != 4 or parts[0] != "walk" or not parts[3].startswith("seed-"):
         return None
