@@ -50,6 +50,13 @@ class Spec:
     ray_init: str = "namespace"
     ready_timeout: float | None = 60.0
     teardown_timeout: float = 10.0
+    #: build every component as a user copying its docstring would: the
+    #: arguments a scenario needs (env, frames, number of actors, buffer,
+    #: name) and nothing else: no actor options or resources (``resources``,
+    #: placement, the adapter's own small CPU requests, ``num_gpus=0``), no
+    #: timeouts, no ``ray_init_config``. Whatever the implementation then
+    #: does on a CPU-only cluster is what the suite judges.
+    defaults: bool = False
 
     def with_(self, **changes) -> "Spec":
         return replace(self, **changes)
@@ -62,7 +69,9 @@ class Adapter:
     """Base adapter. Defaults assume a torchrl-like API; override what differs.
 
     Component objects are whatever the implementation's constructors return.
-    Every method here is called from the isolated driver process.
+    Every method here is called from the isolated driver process. The
+    ``make_*`` methods honour :attr:`Spec.defaults` (the ``defaults`` family:
+    pass the implementation nothing it has a default for).
     """
 
     name = "base"

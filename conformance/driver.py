@@ -39,7 +39,8 @@ INIT_DEADLINE = 120.0
 #: seconds a second driver (peer op) may run before it is killed
 PEER_DEADLINE = 240.0
 #: verbs after which the probe reads the components' actor states
-ACTOR_PROBED = ("teardown", "kill", "ray_shutdown", "exhaust", "drop", "construct")
+ACTOR_PROBED = ("teardown", "kill", "kill_landed", "ray_shutdown", "ray_restart", "exhaust",
+                "drop", "construct")
 
 
 def ray_identity() -> str | None:
@@ -84,21 +85,43 @@ class Context:
         self.actors: dict = {}
         self.removed_nodes: list = []
         self.gcs_address = self.fixture.get("gcs_address")
-        self.job_id = None
+        self.job_ids: list = []  # every job this driver ran (a user's ray_restart adds one)
         self._observer = None
         self.peer_standby = peer_standby  # forked before Ray, for a scenario's peer op
         self.connected: set = set()  # components reached by name: they own no actor
         self.keep: list = []  # object refs of injected faults (a hung call)
+        self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
+        self.armed_kills: list = []  # kills waiting to land inside an op (ops.kill `during`)
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
 
     # -- Ray facts, read without starting Ray --------------------------------
     def note_ray_started(self) -> None:
         import ray
 
-        if ray.is_initialized() and self.job_id is None:
+        if ray.is_initialized():
             ctx = ray.get_runtime_context()
-            self.job_id = ctx.get_job_id()
+            job = ctx.get_job_id()
+            if job not in self.job_ids:
+                self.job_ids.append(job)
             self.gcs_address = self.gcs_address or ctx.gcs_address
+
+    def init_ray_as_user(self) -> dict:
+        """The user's own ``ray.init``: at the start for the ``user`` owner,
+        and again after the user's ``ray.shutdown()`` (``ray_restart``)."""
+        import ray
+
+        fx = self.fixture
+        # One namespace for every driver of a scenario, as a user running two
+        # drivers against one named actor would configure them; or a bare
+        # ray.init(), as most users write it (spec.ray_init).
+        kwargs = {} if self.spec.ray_init == "bare" else {"namespace": self.spec.namespace}
+        if fx["kind"] == "local":
+            ray.init(**fx["init"], **kwargs)
+        else:
+            ray.init(address=fx["address"], **kwargs)
+        self.note_ray_started()
+        return {"gcs_address": ray.get_runtime_context().gcs_address,
+                "job_id": ray.get_runtime_context().get_job_id()}
 
     @property
     def observer(self):
@@ -229,23 +252,6 @@ class Context:
                 "stopped_in_harness": harness_raised or (bool(peer.missing()) and not in_impl_op)}
 
 
-def init_ray_as_user(ctx: Context) -> dict:
-    """The user's own ``ray.init`` for the ``user`` ownership case."""
-    import ray
-
-    fx = ctx.fixture
-    # One namespace for every driver of a scenario, as a user running two
-    # drivers against one named actor would configure them; or a bare
-    # ray.init(), as most users write it (spec.ray_init).
-    kwargs = {} if ctx.spec.ray_init == "bare" else {"namespace": ctx.spec.namespace}
-    if fx["kind"] == "local":
-        ray.init(**fx["init"], **kwargs)
-    else:
-        ray.init(address=fx["address"], **kwargs)
-    ctx.note_ray_started()
-    return {"gcs_address": ctx.gcs_address, "job_id": ctx.job_id}
-
-
 def _threads_now() -> list[dict]:
     out = []
     for t in threading.enumerate():
@@ -277,6 +283,7 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
     else:
         faulthandler.dump_traceback_later(op_deadline(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()
+        ctx.running_op = {"i": i, "verb": op.verb}
         try:
             result = ops.VERBS[op.verb].run(ctx, op) or {}
             status, error = "ok", None
@@ -285,6 +292,7 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
             if isinstance(exc, KeyboardInterrupt):
                 raise
         finally:
+            ctx.running_op = None
             duration = time.monotonic() - t0
             faulthandler.cancel_dump_traceback_later()
         if op.verb == "teardown" and status == "ok":
@@ -318,8 +326,9 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict
         # Wait for the component's actors to die, unless it owns none.
         settle = op.target if op.verb in ("teardown", "exhaust") and op.target not in ctx.connected else None
         probe["actors"] = ctx.states_by_component(settle=settle)
-    if op.args.get("fail") and status == "raised":
-        probe["job_actors"] = job_actors(ctx)
+    if status == "raised" and (op.args.get("fail") or (
+            op.verb == "construct" and op.args.get("may_fail"))):
+        probe["job_actors"] = job_actors(ctx)  # a failed call leaves no actor behind
     return probe
 
 
@@ -331,12 +340,15 @@ def job_actors(ctx: Context) -> dict:
     process behind, which the runner finds after the exit."""
     ctx.note_ray_started()
     obs = ctx.observer
-    if ctx.job_id is None:
+    if not ctx.job_ids:
         return {"actors": {}, "source": "no job: Ray was never started"}
     try:
         if obs is None:
             raise RuntimeError("no GCS address known")
-        return {"actors": obs.job_actors(ctx.job_id), "source": "gcs"}
+        found = {}
+        for job in ctx.job_ids:  # after a user's ray_restart on a cluster: both jobs
+            found.update(obs.job_actors(job))
+        return {"actors": found, "source": "gcs"}
     except Exception as exc:  # noqa: BLE001
         if ctx.runtime_gone():
             known = [a["id"] for infos in ctx.actors.values() for a in infos]
@@ -411,7 +423,7 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     if scenario.owner == "user":
         faulthandler.dump_traceback_later(INIT_DEADLINE, exit=True)
         try:
-            setup.update(init_ray_as_user(ctx))
+            setup.update(ctx.init_ray_as_user())
         finally:
             faulthandler.cancel_dump_traceback_later()
     setup["ray"] = ray_identity()

@@ -54,6 +54,11 @@ def _fails_on_purpose(op) -> bool:
     return bool(op.args.get("fail"))
 
 
+def _may_fail(op) -> bool:
+    """The scenario expects (``fail``) or allows (``may_fail``) this op to raise."""
+    return bool(op.args.get("fail") or op.args.get("may_fail"))
+
+
 class HarnessError(RuntimeError):
     """The harness could not do what the scenario says (e.g. inject a fault)."""
 
@@ -99,7 +104,8 @@ def _spec_for(ctx, op):
     return spec.with_(**changes)
 
 
-@verb(IMPL, "build a component (args: mode, fail, place, named, ready)", _fails_on_purpose)
+@verb(IMPL, "build a component (args: sync, buffer, fail, may_fail, place, named, ready, "
+            "connect, infeasible)", _may_fail)
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
@@ -141,7 +147,8 @@ def _count(items, limit=None) -> dict:
     return {"batches": n, "frames": frames}
 
 
-@verb(IMPL, "iterate a collector k batches, then break (args: batches)")
+@verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
+            "actor is killed meanwhile, so a clear error is allowed)", _may_fail)
 def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
@@ -214,7 +221,7 @@ def submit(ctx, op):
     return {}
 
 
-@verb(IMPL, "poll the eval worker (args: timeout)")
+@verb(IMPL, "poll the eval worker (args: timeout, may_fail)", _may_fail)
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
     result = ctx.adapter.poll(ctx.objects["evaluator"], timeout)
@@ -312,12 +319,74 @@ def _require_ray(how: str) -> None:
                            "initialized: calling Ray now would start a new runtime")
 
 
+#: seconds a kill armed with ``during`` waits for that op to start
+KILL_ARM_WAIT = 120.0
+
+
 @verb(HARNESS, "kill one actor of a component from outside the implementation "
-               "(args: how, index: 0 the first, -1 the last)")
+               "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
+               "armed now, the kill lands from a harness thread `after` seconds into "
+               "the next op with that verb; kill_landed reports it)")
 def kill(ctx, op):
     """A fault aimed at what is live: the actor's pid and node are read from the
     GCS now, a signal never goes to a process group, this driver or anything
     but a Ray worker, and the kill's effect is checked before it counts."""
+    if op.args.get("during"):
+        return _arm_kill(ctx, op)
+    return _kill_now(ctx, op)
+
+
+def _arm_kill(ctx, op):
+    """Start a harness thread that kills while the op ``during`` runs (a call
+    of the implementation in flight: ray-project/ray#54260's kill/complete race)."""
+    from fixtures.wait import wait_for_condition
+
+    during, after = op.args["during"], float(op.args.get("after", 0.5))
+    now = {k: v for k, v in op.args.items() if k not in ("during", "after")}
+    armed = {"during": during, "after": after, "done": threading.Event()}
+
+    def land():
+        try:
+            wait_for_condition(lambda: (ctx.running_op or {}).get("verb") == during,
+                               KILL_ARM_WAIT, message=f"op {during} started")
+            armed["done"].wait(after)  # an offset into the op, not a synchronisation
+            armed["in"] = dict(ctx.running_op or {})
+
+            def injected():  # the signal is sent, ray.kill called: is the op still running?
+                armed["still_in"] = dict(ctx.running_op or {}) == armed["in"]
+            armed["result"] = _kill_now(ctx, type(op)(op.verb, op.target, now), injected)
+        except BaseException as exc:  # noqa: BLE001 - reported by kill_landed
+            armed["error"] = exc
+        finally:
+            armed["done"].set()
+
+    ctx.armed_kills.append(armed)
+    threading.Thread(target=land, name="rlc-kill", daemon=True).start()
+    return {"armed": {"during": during, "after": after}}
+
+
+@verb(HARNESS, "wait for the kill armed with `during` and check it landed inside that op")
+def kill_landed(ctx, op):
+    if not ctx.armed_kills:
+        raise HarnessError("no kill was armed")
+    armed = ctx.armed_kills.pop(0)
+    if not armed["done"].wait(KILL_ARM_WAIT + KILL_WAIT_ALIVE + KILL_VERIFY):
+        raise HarnessError(f"the kill armed for {armed['during']} never landed")
+    if "error" in armed:
+        exc = armed["error"]
+        raise HarnessError(f"the kill armed for {armed['during']} failed: "
+                           f"{type(exc).__name__}: {exc}") from exc
+    if armed["in"].get("verb") != armed["during"] or not armed["still_in"]:
+        raise HarnessError(f"the kill was not injected inside {armed['during']} (the op "
+                           f"running then: {armed['in']}; still running at injection: "
+                           f"{armed.get('still_in')}): no call was in flight as the "
+                           "scenario says")
+    return {**armed["result"], "landed_in": armed["in"]}
+
+
+def _kill_now(ctx, op, injected=lambda: None):
+    """``injected`` is called the moment the fault is injected, before its
+    effect is verified."""
     how = op.args.get("how", "ray_kill")
     if how not in KILL_HOWS:
         raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS}")
@@ -329,21 +398,25 @@ def kill(ctx, op):
 
         _require_ray(how)
         ray.kill(handle)
+        injected()
         out["state"] = _wait_not_alive(ctx, info["id"], what)
     elif how == "sigkill":
         _check_signalable(info["pid"], info["class_name"])
         os.kill(info["pid"], signal.SIGKILL)
+        injected()
         _wait_process_gone(info["pid"], what)
     elif how == "exit":
         _require_ray(how)
         _check_signalable(info["pid"], info["class_name"])
         handle.__ray_call__.remote(lambda self: os._exit(1))
+        injected()
         _wait_process_gone(info["pid"], what)
     elif how == "hang":
         import ray
 
         _require_ray(how)
         ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))
+        injected()
         ready, _ = ray.wait([ref], timeout=1.0)
         if ready:
             raise HarnessError(f"{what}: the sleeping call returned at once: the actor does not hang")
@@ -359,6 +432,7 @@ def kill(ctx, op):
         if node.get("name") == "head":
             raise HarnessError(f"{what}: refusing to remove the head node")
         killed = kill_node(node)
+        injected()
         ctx.removed_nodes.append(node["name"])
         _wait_process_gone(info["pid"], what)
         out.update(node=node["name"], killed=[p["pid"] for p in killed])
@@ -420,6 +494,15 @@ def ray_shutdown(ctx, op):
 
     ray.shutdown()
     return {}
+
+
+@verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
+            "does at the start (for the impl owner too: the new runtime is the user's)")
+def ray_restart(ctx, op):
+    import ray
+
+    ray.shutdown()
+    return ctx.init_ray_as_user()
 
 
 USE_VERBS = {

@@ -27,6 +27,8 @@ GENERIC_ERRORS = {
 }
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
 BOUND_SLACK = 0.25
+#: the user's own calls that end (or replace) the driver's Ray runtime
+USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
 JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer"}
 
@@ -327,13 +329,13 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
 
 def _faulted(run: Run, upto: int) -> set:
     """Components hit by a kill before op ``upto``, or torn down; all of them
-    after the user's ray.shutdown() (the job's actors end with it, on a
-    connected driver asynchronously)."""
+    after the user's ray.shutdown() or restart (the job's actors end with it,
+    on a connected driver asynchronously)."""
     hit = set()
     for r in run.history.ops:
         if r["i"] >= upto:
             break
-        if r["op"]["verb"] == "ray_shutdown":
+        if r["op"]["verb"] in USER_RAY_VERBS:
             hit |= {"buffer", "collector", "evaluator"}
         elif r["op"]["verb"] in ("kill", "teardown") and r["status"] in ("ok", "raised"):
             hit.add(r["op"]["target"])
@@ -497,29 +499,33 @@ def _ray_after(r: dict):
 
 def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
     """No call of the implementation, constructors included, shuts down the
-    user's Ray runtime."""
-    if run.scenario.owner != "user":
-        return []
+    user's Ray runtime: the one a ``user``-owner driver started, and for
+    either owner the one the user started by restarting Ray."""
     out = []
+    users = run.scenario.owner == "user"
     before = (run.history.setup or {}).get("ray")
     for r in run.history.ops:
         if r["status"] == "unfinished":
             continue
+        verb = r["op"]["verb"]
         after = _ray_after(r)
         if isinstance(after, Unknown):
-            if r["op"]["verb"] != "ray_shutdown" and before:
+            if verb not in USER_RAY_VERBS and before and users:
                 out.append(after)
             before = None  # unknown from here: judge no later op against a guess
             continue
-        if r["op"]["verb"] != "ray_shutdown" and before and after is None:
+        if verb not in USER_RAY_VERBS and users and before and after is None:
             out.append(f"{_label(r)} shut down the user's Ray runtime")
+        if verb in USER_RAY_VERBS and r["status"] == "ok":
+            users = verb == "ray_restart"
         before = after
     return out
 
 
 def no_ray_restart(run: Run) -> list[str]:
     """No call starts or restarts a Ray runtime, except a constructor that
-    finds none running (the implementation then owns it). The runtime's
+    finds none running (the implementation then owns it) and the user's own
+    restart (``ray_restart``). The runtime's
     identity (GCS address, session, job) also changes on a silent reconnect."""
     out = []
     before = (run.history.setup or {}).get("ray")
@@ -533,7 +539,8 @@ def no_ray_restart(run: Run) -> list[str]:
             known = False
             continue
         if known and after and after != before:
-            may_start = r["op"]["verb"] == "construct" and before is None
+            may_start = (r["op"]["verb"] == "construct" and before is None) or (
+                r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
                 why = "started a Ray runtime" if before is None else "restarted Ray"
                 out.append(f"{_label(r)} {why} ({after})")
@@ -594,14 +601,17 @@ def liveness_reports_death(run: Run) -> list[str]:
 
 
 def fails_clearly(run: Run) -> list[str]:
-    """An operation the scenario expects to fail (args.fail) raises a clear
-    error within its bound and leaves no actor behind."""
+    """An operation the scenario expects to fail (``args.fail``), or allows
+    to (``args.may_fail``: a constructor with the implementation's defaults
+    on a cluster that may not fit them, a call whose actor is killed under
+    it), that raises does so with a clear error; a constructor also within
+    its bound and leaving no actor behind."""
     out = []
     for r in run.history.ops:
         args = r["op"].get("args", {})
-        if not args.get("fail"):
+        if not (args.get("fail") or args.get("may_fail")):
             continue
-        if r["status"] == "ok":
+        if r["status"] == "ok" and args.get("fail"):
             out.append(f"{_label(r)} with {args['fail']} did not raise")
             continue
         if r["status"] != "raised":
@@ -609,9 +619,11 @@ def fails_clearly(run: Run) -> list[str]:
         e = r["error"]
         if e["type"] in GENERIC_ERRORS - {"builtins.TypeError"}:
             out.append(f"{_label(r)} raised an unclear {e['type']}: {e['message'][:200]}")
+        if not args.get("fail") and r["op"]["verb"] != "construct":
+            continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK
-        if args["fail"] == "infeasible":  # detected by the constructor's readiness wait
-            bound += run.spec.ready_timeout or 0.0
+        if args.get("fail") == "infeasible" or args.get("may_fail"):
+            bound += run.spec.ready_timeout or 0.0  # detected by a readiness wait
         if r["duration"] > bound:
             out.append(f"{_label(r)} took {r['duration']:.2f}s to fail (bound {bound:.2f}s)")
         job = probe_of(r, "job_actors")

@@ -49,7 +49,8 @@ from conformance.scenario import Op, Scenario
 ACTOR_NAME = "ACTOR_NAME"
 _NAME_SENTINEL = "\x00actor-name\x00"
 #: Verbs after which the script prints the Ray session and the actor states.
-PROBED = ("construct", "exhaust", "teardown", "kill", "ray_shutdown", "drop")
+PROBED = ("construct", "exhaust", "teardown", "kill", "kill_landed", "ray_shutdown",
+          "ray_restart", "drop")
 
 
 class ScriptError(ValueError):
@@ -159,6 +160,25 @@ def check_alive_lines(expr: str, op: Op) -> list[str]:
             f"return f'is_alive() = {{value}} after {{elapsed:.2f}}s (expected {expect} within {within}s)'"]
 
 
+class Code(str):
+    """Source text that :func:`call_lines` writes as is (a name, an expression)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _literal(value) -> str:
+    if callable(value) and hasattr(value, "__name__"):  # a module-level function
+        return value.__name__
+    return repr(value)
+
+
+def call_lines(head: str, args, kwargs: dict) -> list[str]:
+    """``head(arg, ..., key=value, ...)``, one argument per line."""
+    return ([f"{head}("] + [f"    {_literal(v)}," for v in args]
+            + [f"    {k}={_literal(v)}," for k, v in kwargs.items()] + [")"])
+
+
 def source_of(obj) -> list[str]:
     """The source lines of a module-level function or class (for the header)."""
     return textwrap.dedent(inspect.getsource(obj)).rstrip().splitlines()
@@ -170,6 +190,9 @@ def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str]
     a = op.args
     if op.verb == "ray_shutdown":
         return ["ray.shutdown()  # the user's own"]
+    if op.verb == "ray_restart":
+        return ["ray.shutdown()  # the user restarts Ray: the components' handles are stale now",
+                "ray.init(**USER_INIT)"]
     if op.verb == "drop":
         return ["global collector, buffer, evaluator",
                 "collector = buffer = evaluator = None  # every reference to every component",
@@ -182,6 +205,20 @@ def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str]
                 "    return f'{ACTOR_NAME!r} is registered'",
                 "except ValueError:",
                 "    return f'{ACTOR_NAME!r} is not registered'"]
+    if op.verb == "kill" and a.get("during"):
+        now = _generic_lines(Op("kill", op.target, {k: v for k, v in a.items()
+                                                    if k not in ("during", "after")}),
+                             adapter, scenario, spec)
+        if now is None:
+            return None
+        after = float(a.get("after", 0.5))
+        body = [line for line in now[1:] if not line.startswith("return ")]
+        return [now[0], "", "def _land():"] + ["    " + line for line in body] + [
+            "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
+            f"_ARMED.append(threading.Timer({after}, _land))",
+            f"return 'armed: lands {after}s into the next {a['during']}'"]
+    if op.verb == "kill_landed":
+        return ["timer = _ARMED.pop(0)", "timer.join()", "return 'the armed kill landed'"]
     if op.verb == "kill":
         how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
         head = [f"handle = ({adapter.script_actors(op.target)})[{index}]"]
@@ -220,7 +257,8 @@ def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
 
 
 def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | None:
-    if op.verb in ("ray_shutdown", "drop", "check_name", "kill", "peer"):
+    if op.verb in ("ray_shutdown", "ray_restart", "drop", "check_name", "kill", "kill_landed",
+                   "peer"):
         return _generic_lines(op, adapter, scenario, spec)
     op_spec = spec
     if op.verb == "construct":
@@ -244,6 +282,7 @@ RUNTIME = '''
 collector = buffer = evaluator = None  # the components, as the operations leave them
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
 _LAST_RAY = ["?"]
+_ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
 
 
 class Unsupported(Exception):
@@ -374,6 +413,9 @@ def _step(i, name, fn, deadline, needs=None):
         print(f"[{i}] {name}: skipped (no {needs})", flush=True)
         return
     faulthandler.dump_traceback_later(deadline, exit=True)  # the hang guard
+    for timer in _ARMED:  # a kill armed by the previous op starts with this one
+        if timer.ident is None:
+            timer.start()
     t0 = time.monotonic()
     try:
         result = fn()
@@ -526,7 +568,7 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
     init = _fixture_init(scenario)
     need_address = fx != "local"
     lines = ["", "def main(argv=None):",
-             "    global ACTOR_NAME",
+             "    global ACTOR_NAME, USER_INIT",
              "    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])",
              "    p.add_argument('--address', " + ("required=True, " if need_address else "")
              + "help='the Ray cluster (GCS address)'" + ("" if need_address else
@@ -539,17 +581,17 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
              "    # Where a plain ray.init() (the implementation's, or Ray's own auto-init on a",
              "    # stale handle) goes, as in the suite: never to a stray cluster on this machine.",
              "    os.environ['RAY_ADDRESS'] = args.address"]
+    if fx == "local":
+        kwargs = "".join(f", {k}={v!r}" for k, v in init.items() if k != "address")
+    else:
+        kwargs = ""
+    namespace = "" if scenario.spec.get("ray_init") == "bare" else ", namespace=NAMESPACE"
+    lines += ["    # how the user calls ray.init (at the start for owner=user, and to restart Ray)",
+              f"    USER_INIT = dict(address=args.address{kwargs}{namespace})"]
     if owner == "user":
-        if fx == "local":
-            kwargs = ", ".join(f"{k}={v!r}" for k, v in init.items() if k != "address")
-            call = f"ray.init(address=args.address, {kwargs}, namespace=NAMESPACE)"
-        else:
-            call = "ray.init(address=args.address, namespace=NAMESPACE)"
-        if scenario.spec.get("ray_init") == "bare":  # as most users write it
-            call = call.replace(", namespace=NAMESPACE", "")
         lines += ["    # owner=user: the user starts (or joins) Ray before building anything",
                   f"    faulthandler.dump_traceback_later({INIT_DEADLINE}, exit=True)",
-                  f"    {call}",
+                  "    ray.init(**USER_INIT)",
                   "    faulthandler.cancel_dump_traceback_later()"]
     else:
         lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]

@@ -34,7 +34,7 @@ def setup_failure(run: Run) -> str | None:
         return "the driver failed before the scenario started (see stderr)"
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
-        if r["status"] == "raised" and not args.get("fail"):
+        if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
             e = r["error"]
             return f"constructing {r['op']['target']} raised {e['type']}: {e['message'][:300]}"
     return None

@@ -44,29 +44,39 @@ class ReferenceAdapter(Adapter):
     def _options(self, spec: Spec, component: str) -> dict:
         return {"num_cpus": ACTOR_CPUS, **spec.resources.get(component, {})}
 
+    def constructor_args(self, spec: Spec, component: str) -> tuple[list, dict]:
+        """Positional and keyword arguments of a component's constructor (the
+        collector's ``replay_buffer`` aside): the ones a scenario needs, plus,
+        unless ``spec.defaults``, the suite's actor options and bounds. The
+        driver and the standalone script both build from this."""
+        bounds = {"ready_timeout": spec.ready_timeout, "shutdown_timeout": spec.teardown_timeout}
+        if component == "buffer":
+            args, kwargs = [spec.buffer_capacity], {}
+            tuning = {"remote_config": self._options(spec, "buffer"), **bounds}
+        elif component == "collector":
+            args = [spec.env_id, None]
+            kwargs = {"frames_per_batch": spec.frames_per_batch,
+                      "total_frames": spec.total_frames, "sync": spec.sync,
+                      "num_collectors": spec.num_collectors}
+            tuning = {"remote_configs": self._options(spec, "collector"), **bounds}
+        else:
+            args = [None, spec.env_id, random_policy_maker]
+            kwargs = ({"name": spec.actor_name, "namespace": spec.namespace}
+                      if spec.actor_name else {})
+            tuning = {**self._options(spec, "evaluator"), **bounds}
+        return args, kwargs if spec.defaults else {**kwargs, **tuning}
+
     def make_buffer(self, spec: Spec):
-        return self.classes["buffer"](
-            spec.buffer_capacity, remote_config=self._options(spec, "buffer"),
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
-        )
+        args, kwargs = self.constructor_args(spec, "buffer")
+        return self.classes["buffer"](*args, **kwargs)
 
     def make_collector(self, spec: Spec, buffer=None):
-        return self.classes["collector"](
-            spec.env_id, None, frames_per_batch=spec.frames_per_batch,
-            total_frames=spec.total_frames, sync=spec.sync,
-            num_collectors=spec.num_collectors, replay_buffer=buffer,
-            remote_configs=self._options(spec, "collector"),
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
-        )
+        args, kwargs = self.constructor_args(spec, "collector")
+        return self.classes["collector"](*args, replay_buffer=buffer, **kwargs)
 
     def make_evaluator(self, spec: Spec):
-        opts = self._options(spec, "evaluator")
-        kwargs = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
-        return self.classes["evaluator"](
-            None, spec.env_id, random_policy_maker, num_cpus=opts.pop("num_cpus"),
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
-            **kwargs, **opts,
-        )
+        args, kwargs = self.constructor_args(spec, "evaluator")
+        return self.classes["evaluator"](*args, **kwargs)
 
     def connect_evaluator(self, spec: Spec):
         return self.classes["evaluator"].from_name(
@@ -114,29 +124,17 @@ class ReferenceAdapter(Adapter):
 
         target, a = op.target, op.args
         if op.verb == "construct":
-            opts = self._options(spec, target)
-            bounds = f"ready_timeout={spec.ready_timeout!r}, shutdown_timeout={spec.teardown_timeout!r}"
-            if target == "buffer":
-                return [f"buffer = RayReplayBuffer(",
-                        f"    {spec.buffer_capacity!r}, remote_config={opts!r},",
-                        f"    {bounds},", ")"]
-            if target == "collector":
-                rb = "buffer" if a.get("buffer") else "None"
-                return ["collector = RayCollector(",
-                        f"    {spec.env_id!r}, None, frames_per_batch={spec.frames_per_batch!r},",
-                        f"    total_frames={spec.total_frames!r}, sync={spec.sync!r},",
-                        f"    num_collectors={spec.num_collectors!r}, replay_buffer={rb},",
-                        f"    remote_configs={opts!r},",
-                        f"    {bounds},", ")"]
-            if a.get("connect"):
+            if target == "evaluator" and a.get("connect"):
                 return ["evaluator = RayEvalWorker.from_name(",
                         f"    {spec.actor_name!r}, NAMESPACE, shutdown_timeout={spec.teardown_timeout!r})"]
-            num_cpus = opts.pop("num_cpus")
-            extra = "".join(f", {k}={v!r}" for k, v in opts.items())
-            named = f", name={spec.actor_name!r}, namespace=NAMESPACE" if spec.actor_name else ""
-            return ["evaluator = RayEvalWorker(",
-                    f"    None, {spec.env_id!r}, random_policy_maker, num_cpus={num_cpus!r},",
-                    f"    {bounds}{named}{extra},", ")"]
+            args, kwargs = self.constructor_args(spec, target)
+            if target == "collector":
+                kwargs = {**kwargs, "replay_buffer": script.Code("buffer" if a.get("buffer") else "None")}
+            if kwargs.get("namespace") == spec.namespace:
+                kwargs["namespace"] = script.Code("NAMESPACE")
+            cls = {"buffer": "RayReplayBuffer", "collector": "RayCollector",
+                   "evaluator": "RayEvalWorker"}[target]
+            return script.call_lines(f"{target} = {cls}", args, kwargs)
         if op.verb == "teardown":
             method = "close" if target == "buffer" else "shutdown"
             return script.teardown_lines(

@@ -103,6 +103,18 @@ class TorchRLAdapter(Adapter):
     def _remote_config(self, spec: Spec, component: str) -> dict:
         return {"num_cpus": ACTOR_CPUS, "num_gpus": 0, **spec.resources.get(component, {})}
 
+    def _tuning(self, spec: Spec, component: str, ray_init=None) -> dict:
+        """Keyword arguments beyond what a scenario needs: the actor options
+        and ray.init config; none with ``spec.defaults`` (torchrl's own)."""
+        if spec.defaults:
+            return {}
+        remote = self._remote_config(spec, component)
+        ray_init = self._ray_init_config() if ray_init is None else ray_init
+        if component == "evaluator":
+            return remote
+        key = "remote_configs" if component == "collector" else "remote_config"
+        return {"ray_init_config": ray_init, key: remote}
+
     def _ray_init_config(self) -> dict:
         """What torchrl passes to ray.init if it starts Ray: its defaults, without the
         dashboard. No address: RAY_ADDRESS in the environment decides."""
@@ -116,8 +128,7 @@ class TorchRLAdapter(Adapter):
 
         return self.RayReplayBuffer(
             storage=functools.partial(LazyTensorStorage, spec.buffer_capacity),
-            ray_init_config=self._ray_init_config(),
-            remote_config=self._remote_config(spec, "buffer"),
+            **self._tuning(spec, "buffer"),
         )
 
     def make_collector(self, spec: Spec, buffer=None):
@@ -128,19 +139,15 @@ class TorchRLAdapter(Adapter):
             _env_makers(spec.env_id), None,
             frames_per_batch=spec.frames_per_batch, total_frames=spec.total_frames,
             num_collectors=spec.num_collectors, sync=spec.sync,
-            ray_init_config=self._ray_init_config(),
-            remote_configs=self._remote_config(spec, "collector"),
-            **kwargs,
+            **self._tuning(spec, "collector"), **kwargs,
         )
 
     def make_evaluator(self, spec: Spec):
-        opts = self._remote_config(spec, "evaluator")
-        num_gpus = opts.pop("num_gpus")
         # torchrl's named worker takes no namespace: it lives in the driver's namespace.
         name = {"name": spec.actor_name} if spec.actor_name else {}
         worker = self.RayEvalWorker(
             None, GymEnvMaker(spec.env_id), eval_policy_maker,
-            num_gpus=num_gpus, **name, **opts,
+            **name, **self._tuning(spec, "evaluator"),
         )
         self._eval_env_ids[id(worker)] = spec.env_id
         return worker
@@ -237,28 +244,23 @@ class TorchRLAdapter(Adapter):
 
         target, a = op.target, op.args
         if op.verb == "construct":
-            remote = self._remote_config(spec, target)
+            tuning = self._tuning(spec, target, ray_init=script.Code("RAY_INIT_CONFIG"))
             if target == "buffer":
-                return ["buffer = RayReplayBuffer(",
-                        f"    storage=functools.partial(LazyTensorStorage, {spec.buffer_capacity!r}),",
-                        "    ray_init_config=RAY_INIT_CONFIG,",
-                        f"    remote_config={remote!r},", ")"]
+                return script.call_lines("buffer = RayReplayBuffer", [], {
+                    "storage": script.Code(f"functools.partial(LazyTensorStorage, "
+                                           f"{spec.buffer_capacity!r})"), **tuning})
             if target == "collector":
-                rb = ["    replay_buffer=buffer,"] if a.get("buffer") else []
-                return ["collector = RayCollector(",
-                        f"    {_env_makers(spec.env_id)!r}, None,",
-                        f"    frames_per_batch={spec.frames_per_batch!r}, total_frames={spec.total_frames!r},",
-                        f"    num_collectors={spec.num_collectors!r}, sync={spec.sync!r},",
-                        "    ray_init_config=RAY_INIT_CONFIG,",
-                        f"    remote_configs={remote!r},", *rb, ")"]
+                rb = {"replay_buffer": script.Code("buffer")} if a.get("buffer") else {}
+                return script.call_lines("collector = RayCollector", [
+                    script.Code(repr(_env_makers(spec.env_id))), None], {
+                    "frames_per_batch": spec.frames_per_batch, "total_frames": spec.total_frames,
+                    "num_collectors": spec.num_collectors, "sync": spec.sync, **tuning, **rb})
             if a.get("connect"):
                 return [f"evaluator = RayEvalWorker.from_name({spec.actor_name!r})"]
-            num_gpus = remote.pop("num_gpus")
-            named = f", name={spec.actor_name!r}" if spec.actor_name else ""
-            extra = "".join(f", {k}={v!r}" for k, v in remote.items())
-            return ["evaluator = RayEvalWorker(",
-                    f"    None, GymEnvMaker({spec.env_id!r}), eval_policy_maker,",
-                    f"    num_gpus={num_gpus!r}{named}{extra},", ")"]
+            named = {"name": spec.actor_name} if spec.actor_name else {}
+            return script.call_lines("evaluator = RayEvalWorker", [
+                None, script.Code(f"GymEnvMaker({spec.env_id!r})"),
+                script.Code("eval_policy_maker")], {**named, **tuning})
         if op.verb == "teardown":
             if target == "collector":
                 call = ("collector.shutdown(shutdown_ray=True)"

@@ -6,6 +6,9 @@ from conformance.scenario import Op
 #: every component, in the order the catalog builds them
 ALL = ("buffer", "collector", "evaluator")
 SUBSET_MARK = "~no-"
+#: an env whose step sleeps 0.05 s (``conformance.envs``): a 64-frame batch
+#: takes 3.2 s, so a race against a collector's call finds it in flight
+SLOW_ENV = {"env_id": "conformance.envs:RlcSlowCartPole-v0"}
 
 
 def subset_variant(variant: str, comps) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.catalog.build import ALL, build, op, requirements, subset_variant, teardowns, \
+from conformance.catalog.build import ALL, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
     warm_up
 from conformance.ops import KILL_HOWS
 from conformance.scenario import Scenario
@@ -89,6 +89,8 @@ def background(fixture, owner, comps=ALL):
             op("wait_frames", "buffer", frames=64), op("sample", "buffer"),
             op("check_data", "buffer")]
     spec = {"total_frames": -1}
+    # the thread is inside its call (a slow batch) when the race happens
+    slow = {**spec, **SLOW_ENV}
     yield make("background", fixture, owner, "stop-from-main", [
         *head, op("teardown", "collector"), op("check_data", "buffer"),
         op("teardown", "buffer")], spec=spec, quick=True, impl_quick=True)
@@ -100,7 +102,7 @@ def background(fixture, owner, comps=ALL):
         impl_quick=True)
     yield make("background", fixture, owner, "ray-shutdown-under-thread", [
         *head, op("ray_shutdown"), op("teardown", "collector"), op("teardown", "buffer")],
-        spec=spec)
+        spec=slow, quick=True)
 
 
 def double_close(fixture, owner, comps=ALL):
@@ -170,11 +172,46 @@ def killed(fixture, owner, comps=ALL):
             op("kill", "collector", how=how, index=-1), op("check_alive", "collector", expect=False),
             *teardowns(_without(("collector", "buffer", "evaluator"), comps))],
             quick=(how == "sigkill"), built=comps)
+    # A kill that lands while a call is in flight (ray-project/ray#54260's
+    # kill/complete race): a slow batch or episode is running when it lands,
+    # checked by kill_landed. The call may raise (clearly); nothing may crash.
+    in_flight = {"collector": ([], op("iterate", "collector", batches=2, may_fail=True)),
+                 "evaluator": ([op("submit", "evaluator")],
+                               op("poll", "evaluator", timeout=30, may_fail=True))}
+    for comp, how in itertools.product(("collector", "evaluator"), ("sigkill", "ray_kill")):
+        if comp not in comps:
+            continue
+        before, call = in_flight[comp]
+        yield make("killed", fixture, owner, f"{comp}-{how}-in-flight>teardown", [
+            *build(fixture, comps), *before,
+            op("kill", comp, how=how, during=call.verb, after=0.5), call,
+            op("kill_landed", comp), op("check_alive", comp, expect=False),
+            *teardowns(_without(("collector", "buffer", "evaluator"), comps))],
+            spec=SLOW_ENV, quick=(comp, how) == ("collector", "sigkill"), built=comps)
     for comp in comps:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),
             op("check_alive", comp, expect=False), op("teardown", comp)],
             quick=(comp == "evaluator"))
+
+
+def user_restart(fixture, owner, comps=ALL):
+    """The user restarts Ray (``ray.shutdown(); ray.init()``) between
+    construction and teardown, then tears down in every order: no teardown
+    raises, touches the stale handles (Ray 2.50 aborts on them,
+    ray-project/ray#59340; 2.55+ raises ActorHandleNotFoundError) or shuts
+    down the user's new runtime, even when asked to (``shutdown_ray``)."""
+    names = tuple(c for c in ALL if c in comps)
+    for perm in itertools.permutations(names):
+        ops = [*build(fixture, comps), *warm_up(comps), op("ray_restart"), *teardowns(perm)]
+        yield make("restart", fixture, owner, ">".join(perm), ops, quick=perm == names,
+                   built=comps)
+    rest = [op("teardown", c) for c in names if c != "collector"]
+    ops = [*build(fixture, comps), *warm_up(comps), op("ray_restart"),
+           op("teardown", "collector", shutdown_ray=True), *rest]
+    yield make("restart", fixture, owner,
+               "collector(shutdown_ray)>" + ">".join(c for c in names if c != "collector"),
+               ops, built=comps)
 
 
 def use_after_close(fixture, owner, comps=ALL):
@@ -212,6 +249,34 @@ def named(fixture, owner, comps=ALL):
                    spec={"ray_init": "bare"})
 
 
+DEFAULT_USES = {
+    "buffer": (("extend", {}), ("sample", {})),
+    "collector": (("iterate", {"batches": 1}),),
+    "evaluator": (("submit", {}), ("poll", {"timeout": 30})),
+}
+
+
+def defaults(fixture, owner, comps=ALL):
+    """Each component built with the implementation's own defaults (no
+    resources, no actor options, no timeouts: ``Spec.defaults``), as a user
+    copying its docstring would, on the fixture's CPU-only nodes; then used
+    and torn down. A component its defaults cannot schedule may fail to
+    build, clearly, within its bound and leaving no actor (``may_fail``);
+    one that builds must work and tear down as always."""
+    spec = {"defaults": True}
+    for comp in comps:
+        uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
+        yield make("defaults", fixture, owner, comp, [
+            op("construct", comp, may_fail=True), *uses, op("teardown", comp)],
+            spec=spec, quick=comp == "collector")
+    built = [op("construct", c, may_fail=True,
+                **({"buffer": True} if c == "collector" and "buffer" in comps else {}))
+             for c in ALL if c in comps]
+    yield make("defaults", fixture, owner, "all", [
+        *built, *warm_up(comps), *teardowns(tuple(c for c in ALL if c in comps))],
+        spec=spec, built=comps)
+
+
 def construction_failure(fixture, owner, comps=ALL):
     """Bad input: a clear error and no actor left behind."""
     cases = [("collector", "unknown_env"), ("collector", "one_unknown_env"),
@@ -243,7 +308,7 @@ def interpreter_exit(fixture, owner, comps=ALL):
     if "buffer" in comps:
         yield make("exit", fixture, owner, "background-running", [
             *build(fixture, ("buffer", "collector")), op("start", "collector"),
-            op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1}, quick=True,
+            op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1, **SLOW_ENV}, quick=True,
             impl_quick=True)
     yield make("exit", fixture, owner, "after-ray-shutdown", [
         *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
@@ -257,10 +322,12 @@ FAMILIES = {
     "background": background,
     "double_close": double_close,
     "order": order,
+    "restart": user_restart,
     "killed": killed,
     "use_after_close": use_after_close,
     "named": named,
     "construction_failure": construction_failure,
+    "defaults": defaults,
     "exit": interpreter_exit,
     "walk": walks,
 }

@@ -95,9 +95,60 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
         [f"{'>'.join(p)}~no-evaluator" for p in __import__("itertools").permutations(
             ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
-    assert {s.family for s in marked} == {"early_break", "order", "killed", "exit", "walk"}
+    assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
+                                          "defaults", "walk"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}
     assert "order/local/user/ray>collector>buffer~no-evaluator" in quick_ids
     assert "named/local/user/peer-then-owner" not in quick_ids
+
+
+def test_races_put_the_call_in_flight_on_purpose_with_the_slow_env():
+    """Scenarios that race a teardown, ray.shutdown(), a kill or the exit
+    against a call build their components on the slow env (a 64-frame batch
+    takes 3.2 s), and an in-flight kill is armed for the op it must land in."""
+    from conformance.catalog.build import SLOW_ENV
+
+    assert SLOW_ENV["env_id"] == "conformance.envs:RlcSlowCartPole-v0"
+    for sid in ("background/local/user/ray-shutdown-under-thread",
+                "exit/multinode/impl/background-running",
+                "killed/local/user/collector-sigkill-in-flight>teardown",
+                "killed/multinode/impl/evaluator-ray_kill-in-flight>teardown"):
+        s = catalog.find(sid)
+        assert s.spec["env_id"] == SLOW_ENV["env_id"], sid
+    kill = catalog.find("killed/local/user/collector-sigkill-in-flight>teardown")
+    verbs = [o.verb for o in kill.ops]
+    armed = verbs.index("kill")
+    assert kill.ops[armed].args["during"] == verbs[armed + 1] == "iterate"
+    assert verbs[armed + 2] == "kill_landed"
+
+
+def test_the_slow_env_is_slow_and_never_ends_an_episode():
+    import time
+
+    import gymnasium as gym
+
+    env = gym.make("conformance.envs:RlcSlowCartPole-v0")
+    env.reset(seed=0)
+    t0 = time.monotonic()
+    for _ in range(40):  # a random policy's CartPole episode ends after ~20 steps
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        assert not (terminated or truncated)
+    assert time.monotonic() - t0 >= 40 * 0.05
+
+
+def test_defaults_scenarios_build_with_the_implementation_s_own_defaults():
+    from conformance.adapter import Spec
+    from conformance.adapters.reference import ReferenceAdapter
+
+    s = catalog.find("defaults/multinode/user/all")
+    assert s.spec == {"defaults": True}
+    assert all(o.args.get("may_fail") and "place" not in o.args
+               for o in s.ops if o.verb == "construct")
+    spec = Spec(**{**Spec().to_dict(), **s.spec})
+    ref = ReferenceAdapter()
+    assert ref.constructor_args(spec, "collector")[1] == {
+        "frames_per_batch": 64, "total_frames": 512, "sync": False, "num_collectors": 2}
+    assert ref.constructor_args(spec, "buffer") == ([100_000], {})
+    assert "remote_configs" in ref.constructor_args(Spec(), "collector")[1]

@@ -27,7 +27,7 @@ WATCHED = sorted({sid for _, _, sid in CASES} - (set() if CROSS else QUICK))
 def test_every_variant_is_caught_by_the_quick_profile_on_both_fixtures():
     for rid, regression in regressions.REGRESSIONS.items():
         ids = {sid for catch in regression.catches for sid in catch.ids()}
-        for fixture in ("local", "multinode"):
+        for fixture in regression.fixtures:
             assert any(f"/{fixture}/" in sid and sid in QUICK for sid in ids), (rid, fixture)
 
 

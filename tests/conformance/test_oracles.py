@@ -384,3 +384,37 @@ def test_a_failure_that_takes_too_long_fails_clearly():
                probe={"job_actors": {"actors": {}, "source": "gcs"}})
     assert judge(run_of([slow]))["fails_clearly"] == [
         "op 0 (construct collector) took 30.00s to fail (bound 10.25s)"]
+
+
+def test_the_user_s_restart_is_allowed_and_its_runtime_is_the_user_s_for_either_owner():
+    new = "127.0.0.1:3/session_c/01000000"
+    restart = end(0, "ray_restart", probe={"ray": new})
+    ok = end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": new})
+    stopped = end(1, "teardown", "collector", args={"shutdown_ray": True},
+                  result={"calls": []}, probe={"ray": None})
+    for owner in ("user", "impl"):
+        assert judge(run_of([restart, ok, {**FINAL, "ray": new}], owner=owner)) == {}
+        assert judge(run_of([restart, stopped, {**FINAL, "ray": None}], owner=owner)) == {
+            "ray_not_shut_down_by_non_owner": [
+                "op 1 (teardown collector) shut down the user's Ray runtime"]}
+    # a teardown that starts yet another runtime after the restart is still caught
+    other = "127.0.0.1:4/session_d/01000000"
+    again = end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": other})
+    assert judge(run_of([restart, again, {**FINAL, "ray": other}]))["no_ray_restart"] == [
+        "op 1 (teardown buffer) restarted Ray (127.0.0.1:4/session_d/01000000)"]
+
+
+def test_a_constructor_allowed_to_fail_passes_built_or_failing_clearly_but_not_unclearly():
+    built = end(0, "construct", "collector", args={"may_fail": True})
+    assert decide(run_of([built]))[0] == "pass"
+    clear = end(0, "construct", "collector", args={"may_fail": True}, status="raised",
+                error=err("impl.errors.ReadinessTimeout", "2 of 2 actor(s) not ready after 30 s"),
+                duration=31.0, probe={"job_actors": {"actors": {}, "source": "gcs"}})
+    assert decide(run_of([clear]))[0] == "pass"  # not a setup-error: the scenario allows it
+    unclear = end(0, "construct", "collector", args={"may_fail": True}, status="raised",
+                  error=err("builtins.KeyError", "'num_gpus'"),
+                  probe={"job_actors": {"actors": {"x1": {"state": "ALIVE"}}, "source": "gcs"}})
+    verdict, violations, _ = decide(run_of([unclear]))
+    assert verdict == "fail" and violations["fails_clearly"] == [
+        "op 0 (construct collector) raised an unclear builtins.KeyError: 'num_gpus'",
+        "op 0 (construct collector) left actors behind: ['x1']"]
