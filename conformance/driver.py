@@ -365,6 +365,7 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
         "job_actors": job_actors(ctx),
         "actor_pids_alive": dead_actor_pids_alive(ctx, actors),
         "removed_nodes": ctx.removed_nodes,
+        "jobs": list(ctx.job_ids),  # read again by the parent after the exit
     }
 
 

@@ -6,6 +6,7 @@ import os
 import shlex
 import time
 
+from conformance.after_exit import actors_after_exit
 from conformance.driver import op_deadline
 from conformance.history import History, last_phase, read_history
 from conformance.oracles import Run
@@ -104,11 +105,14 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     outcome = driver.finish()
     duration = time.monotonic() - driver.started
     history = History(read_history(history_path), expected_ops=len(scenario.ops))
+    with open(os.path.join(driver.request["cwd"], "request.json")) as f:
+        fixture_info = json.load(f)["fixture"]
+    after_exit = actors_after_exit(fixture_info, history.final)
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",
         stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
-        teardown_bound=adapter.teardown_bound,
+        after_exit=after_exit, teardown_bound=adapter.teardown_bound,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
     )
     verdict, violations, unknown = decide(run)
@@ -147,6 +151,7 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
             "stderr_tail": (run.stderr or "")[-STDERR_TAIL:],
             "stack_dump": run.stack_dump,
             "leftover": run.leftover,
+            "after_exit": run.after_exit,
         },
         "repro": repro_command(scenario.id, impl, address),
         "duration": round(duration, 2),

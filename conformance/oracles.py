@@ -49,6 +49,8 @@ class Run:
     stderr: str = ""
     stack_dump: str | None = None
     leftover: list = field(default_factory=list)
+    #: the driver's jobs' actors alive after its exit (``conformance.after_exit``)
+    after_exit: dict = field(default_factory=dict)
     teardown_bound: float = 10.0
     closed_errors: tuple = ()  # qualified names
 
@@ -698,6 +700,18 @@ def no_leftover_actor(run: Run) -> list[str]:
     return out
 
 
+def no_actor_outlives_driver(run: Run) -> list[str]:
+    """On a cluster that outlives the driver (a connected driver), no actor of
+    its jobs is alive after it exited: a detached actor left there lives on,
+    whether the components were torn down or left open at the exit."""
+    after = run.after_exit or {}
+    if "unknown" in after:
+        return [Unknown(f"after the exit: {after['unknown']}")]
+    return [f"{rec.get('class_name', '?')} actor {aid[:8]}"
+            f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
+            "after the driver exited" for aid, rec in sorted((after.get("actors") or {}).items())]
+
+
 def name_freed(run: Run) -> list[str]:
     out = []
     closed_owner = False
@@ -757,7 +771,7 @@ ORACLES = {
         own_actors_dead_after_teardown, others_untouched, threads_joined, data_kept,
         exhaustion_auto_shutdown, batch_counts, ray_not_shut_down_by_non_owner, no_ray_restart,
         use_after_close_clear_error, liveness_reports_death, fails_clearly,
-        no_leftover_thread, no_leftover_actor, name_freed, peer_ok,
+        no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )
 }
 

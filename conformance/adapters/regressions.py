@@ -121,6 +121,16 @@ def _retries_dead_actor(base):
     return Collector
 
 
+def _always_detached(base):
+    class Evaluator(base):
+        def __init__(self, *args, **kwargs):
+            # detached "so that other drivers can use it", named or not: on a
+            # cluster it outlives a driver that exits without shutdown()
+            super().__init__(*args, **{"lifetime": "detached", **kwargs})
+
+    return Evaluator
+
+
 def _liveness_never_dead(base):
     class Component(base):
         def is_alive(self):
@@ -347,6 +357,17 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("killed/*/*/collector-sigkill-in-flight>teardown", "hang", ("no_hang",),
                may_also=("no_leftover_process",)),),
         {"collector": _retries_dead_actor},
+    ),
+    Regression(
+        "eval-worker-always-detached",
+        "the eval worker's actor is detached even without a name: a connected driver that "
+        "exits with it open leaves it running on the cluster for good",
+        "detached actors outlive their driver (shared/ray-facts.md, 'Ownership and lifetimes')",
+        # a connected driver exists on the multinode fixture only: on local
+        # the runtime, and every actor in it, ends with the driver
+        (Catch("exit/multinode/*/all-open", "fail", ("no_actor_outlives_driver",)),),
+        {"evaluator": _always_detached},
+        fixtures=("multinode",),
     ),
     Regression(
         "liveness-never-dead",

@@ -268,7 +268,7 @@ def defaults(fixture, owner, comps=ALL):
         uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
         yield make("defaults", fixture, owner, comp, [
             op("construct", comp, may_fail=True), *uses, op("teardown", comp)],
-            spec=spec, quick=comp == "collector")
+            spec=spec, quick=comp in ("collector", "evaluator"))
     built = [op("construct", c, may_fail=True,
                 **({"buffer": True} if c == "collector" and "buffer" in comps else {}))
              for c in ALL if c in comps]

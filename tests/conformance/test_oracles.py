@@ -418,3 +418,17 @@ def test_a_constructor_allowed_to_fail_passes_built_or_failing_clearly_but_not_u
     assert verdict == "fail" and violations["fails_clearly"] == [
         "op 0 (construct collector) raised an unclear builtins.KeyError: 'num_gpus'",
         "op 0 (construct collector) left actors behind: ['x1']"]
+
+
+def test_an_actor_alive_after_a_connected_driver_exited_fails_and_an_unread_cluster_is_unknown():
+    left = {"actors": {"e1": {"state": "ALIVE", "class_name": "EvalActor", "detached": True}},
+            "killed": [4242]}
+    run = run_of([end(0, "construct", "evaluator")], after_exit=left)
+    assert judge(run)["no_actor_outlives_driver"] == [
+        "EvalActor actor e1 (detached) still ALIVE after the driver exited"]
+    unread = run_of([end(0, "construct", "evaluator")],
+                    after_exit={"unknown": "GCS query after the driver's exit failed: x"})
+    assert decide(unread)[0] == "error"
+    assert unknown(unread)["no_actor_outlives_driver"] == [
+        "after the exit: GCS query after the driver's exit failed: x"]
+    assert decide(run_of([end(0, "construct", "evaluator")], after_exit={"actors": {}}))[0] == "pass"

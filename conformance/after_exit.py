@@ -1,0 +1,75 @@
+"""What a driver leaves on a cluster that outlives it.
+
+On the ``local`` fixture the driver's runtime ends with the driver (the
+runner finds any process left). A driver *connected* to a running cluster
+(``multinode``, ``external``: the user's ``ray.init(address=...)``) is
+different: ``ray.shutdown()`` or the exit only disconnects it, Ray ends its
+jobs' non-detached actors (asynchronously), and detached actors outlive it.
+This module reads, from the parent after the driver exited, the actors of the
+driver's jobs that are still alive, and then kills them by pid (they are the
+suite's: created by its driver's jobs), so the next scenario starts clean.
+"""
+from __future__ import annotations
+
+from conformance.oracles import LIVE_STATES
+
+#: seconds Ray may take to end a departed driver's non-detached actors (it
+#: takes 0.05-0.3 s after a connected driver's ray.shutdown(), measured)
+REAP_WAIT = 10.0
+
+
+def actors_after_exit(fixture: dict, final: dict | None) -> dict:
+    """``{"actors": {id: record}}`` of the live actors of the driver's jobs,
+    ``{"unknown": why}``, or ``{}`` where nothing can outlive the driver
+    (``local``) or the driver never said which jobs it ran."""
+    from fixtures.observer import GcsObserver
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    jobs = (final or {}).get("jobs")
+    if fixture.get("kind") == "local" or not jobs or not fixture.get("gcs_address"):
+        return {}
+    observer = GcsObserver(fixture["gcs_address"])
+
+    def live():
+        found = {}
+        for job in jobs:
+            found.update({aid: rec for aid, rec in observer.job_actors(job).items()
+                          if rec["state"] in LIVE_STATES})
+        return found
+
+    try:
+        # Only detached actors may remain once Ray has reaped the others.
+        left = wait_for_condition(lambda: _only_detached(live()), REAP_WAIT,
+                                  message="only detached actors left")
+    except ConditionTimeout:
+        try:
+            left = live()
+        except Exception as exc:  # noqa: BLE001 - judged unknown
+            return {"unknown": f"GCS query after the driver's exit failed: {exc}"}
+    left = {} if left is True else left
+    return {"actors": left, "killed": _kill(left)}
+
+
+def _only_detached(found: dict):
+    if all(rec.get("detached") for rec in found.values()):
+        return found or True  # truthy: done, with nothing left
+    return None
+
+
+def _kill(actors: dict) -> list:
+    """SIGKILL each leftover actor's worker, if it is a ``ray::`` worker on
+    this machine; the pids killed."""
+    import os
+    import signal
+
+    from conformance.ops import HarnessError, _check_signalable
+
+    killed = []
+    for rec in actors.values():
+        try:
+            _check_signalable(rec.get("pid"), rec.get("class_name"))
+            os.kill(rec["pid"], signal.SIGKILL)
+            killed.append(rec["pid"])
+        except (HarnessError, OSError):
+            pass  # not ours to signal (another machine): reported, not killed
+    return killed
