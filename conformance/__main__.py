@@ -22,19 +22,9 @@ import tempfile
 from conformance.plugin import RAY_ENV
 
 
-def load_scenario(args):
-    """The scenario named on the command line: a catalog id or a JSON file."""
-    from conformance import catalog
-    from conformance.scenario import Scenario
-
-    if args.scenario_id.endswith(".json"):
-        with open(args.scenario_id) as f:
-            return Scenario.from_dict(json.load(f))
-    return catalog.find(args.scenario_id)
-
-
 def cmd_shrink(args) -> int:
     """Run a failing scenario, then remove ops while it keeps failing the same way."""
+    from conformance import catalog
     from conformance.catalog.walks import shrink
     from conformance.execute import run_scenario
     from conformance.plugin import preload_modules
@@ -42,7 +32,7 @@ def cmd_shrink(args) -> int:
     from fixtures.session import SessionResources
 
     adapter = load_adapter(args.impl)
-    scenario = load_scenario(args)
+    scenario = catalog.load(args.scenario_id)
     session = SessionResources(preload=preload_modules(adapter))
     scratch = tempfile.TemporaryDirectory(prefix="rlc-shrink-")  # the runs' workdirs
     runs = 0
@@ -87,7 +77,7 @@ def cmd_repro(args) -> int:
 
     try:
         adapter = load_adapter(args.impl)
-        scenario = load_scenario(args)
+        scenario = catalog.load(args.scenario_id)
     except (UsageError, KeyError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -58,6 +58,11 @@ class Spec:
     #: does on a CPU-only cluster is what the suite judges.
     defaults: bool = False
 
+    @classmethod
+    def for_scenario(cls, scenario) -> "Spec":
+        """The defaults, with what the scenario sets (``Scenario.spec``)."""
+        return cls(**{**cls().to_dict(), **scenario.spec})
+
     def with_(self, **changes) -> "Spec":
         return replace(self, **changes)
 
@@ -144,6 +149,30 @@ class Adapter:
     def versions(self) -> dict:
         """Versions of what is under test, for the report."""
         return {}
+
+    # -- standalone scripts (optional: ``python -m conformance script``) ------------
+    # An adapter that implements the three writes a reproduction script of any
+    # scenario, calling the implementation as the adapter does; the helpers in
+    # ``conformance.snippets`` build the common shapes. The harness writes the
+    # lines of its own verbs (kill, ray_shutdown, ...: ``Verb.script``).
+    def script_header(self) -> list[str]:
+        """Imports and module-level helpers the operations' lines use."""
+        raise NotImplementedError
+
+    def script_actors(self, component: str) -> str:
+        """An expression: the actor handles of ``component`` (a variable of that name)."""
+        raise NotImplementedError
+
+    def script_lines(self, op, spec: Spec) -> list[str] | None:
+        """Body lines of one implementation verb (construct, teardown, iterate,
+        ...); None: this adapter has no lines for it (the op becomes a comment)."""
+        raise NotImplementedError
+
+    @property
+    def writes_scripts(self) -> bool:
+        cls = type(self)
+        return all(getattr(cls, m) is not getattr(Adapter, m)
+                   for m in ("script_header", "script_actors", "script_lines"))
 
     def unsupported(self, requires) -> list[str]:
         return [r for r in requires if r not in self.features]

@@ -21,6 +21,8 @@ import time
 import traceback
 
 from conformance import ops
+from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
+    PROBE_DEADLINE, SETTLE_SECONDS, exit_bound
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History, HistoryWriter, \
     describe_error, read_history
 from conformance.peer import PeerStandby
@@ -28,19 +30,6 @@ from conformance.scenario import Op, Scenario
 from fixtures import procs
 
 DEAD_STATES = {"DEAD"}
-SETTLE_SECONDS = 5.0
-#: seconds the probe after one op may take (it waits up to SETTLE_SECONDS for
-#: killed actors, twice at most, plus GCS queries of 5 s each at most)
-PROBE_DEADLINE = 60.0
-#: seconds the final probe may take (actors, the job's actors, their processes)
-FINAL_PROBE_DEADLINE = 90.0
-#: seconds the user's ray.init (or connect) may take
-INIT_DEADLINE = 120.0
-#: seconds a second driver (peer op) may run before it is killed
-PEER_DEADLINE = 240.0
-#: verbs after which the probe reads the components' actor states
-ACTOR_PROBED = ("teardown", "kill", "kill_landed", "ray_shutdown", "ray_restart", "exhaust",
-                "drop", "construct")
 
 
 def ray_identity() -> str | None:
@@ -52,22 +41,6 @@ def ray_identity() -> str | None:
     return None if identity is None else "/".join(str(x) for x in identity)
 
 
-def op_deadline(op: Op, adapter, spec) -> float:
-    """Seconds after which an operation counts as hung."""
-    if op.verb == "teardown":
-        per_call = 2 * adapter.teardown_bound + 10
-        return per_call * int(op.args.get("times", 1)) + 5
-    if op.verb == "exhaust":
-        return 180.0
-    if op.verb == "construct":
-        return (spec.ready_timeout or 30.0) + 60.0
-    if op.verb == "peer":
-        return PEER_DEADLINE + 30.0  # the peer is killed at PEER_DEADLINE: its history is judged
-    if op.verb == "check_alive":
-        return float(op.args.get("within", 5.0)) + adapter.teardown_bound + 10
-    return 90.0
-
-
 class Context:
     """What the verbs share: adapter, spec, fixture, components, actors."""
 
@@ -76,9 +49,10 @@ class Context:
         from conformance.registry import load_adapter
 
         self.request = request
-        self.scenario = Scenario.from_dict(request["scenario"])
+        # The adapter first: its module may declare verbs the scenario uses.
         self.adapter = load_adapter(request["impl"])
-        self.spec = Spec(**{**Spec().to_dict(), **self.scenario.spec})
+        self.scenario = Scenario.from_dict(request["scenario"])
+        self.spec = Spec.for_scenario(self.scenario)
         self.fixture = request["fixture"]
         self.actor_name = request.get("actor_name") or f"rlc-eval-{os.getpid()}"
         self.objects: dict = {}
@@ -272,20 +246,21 @@ def new_threads(baseline: list[dict]) -> list[dict]:
 
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
-                  "deadline": op_deadline(op, ctx.adapter, ctx.spec)})
-    feature = ops.VERBS[op.verb].optional_feature
+                  "deadline": ops.deadline_of(op, ctx.adapter, ctx.spec)})
+    verb = ops.VERBS[op.verb]
+    feature = verb.optional_feature
     if op.target and op.target not in ctx.objects and op.verb != "construct":
         status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
     elif feature and feature not in ctx.adapter.features:
         status, error, duration = "unsupported", None, 0.0
         result = {"reason": f"{ctx.adapter.name} does not support {feature}",
-                  "not_checked": list(ops.VERBS[op.verb].unchecks)}
+                  "not_checked": list(verb.unchecks)}
     else:
-        faulthandler.dump_traceback_later(op_deadline(op, ctx.adapter, ctx.spec), exit=True)
+        faulthandler.dump_traceback_later(ops.deadline_of(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()
         ctx.running_op = {"i": i, "verb": op.verb}
         try:
-            result = ops.VERBS[op.verb].run(ctx, op) or {}
+            result = verb.run(ctx, op) or {}
             status, error = "ok", None
         except BaseException as exc:  # noqa: BLE001 - a verdict, not a crash
             status, result, error = "raised", {}, describe_error(exc)
@@ -322,9 +297,10 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict
     probe = {"ray": ray_identity(), "threads": new_threads(baseline)}
     if op.verb == "construct" and status == "ok":
         probe["created"] = ctx.describe_actors(op.target)
-    if op.verb in ACTOR_PROBED:
+    verb = ops.VERBS[op.verb]
+    if verb.probes_actors:
         # Wait for the component's actors to die, unless it owns none.
-        settle = op.target if op.verb in ("teardown", "exhaust") and op.target not in ctx.connected else None
+        settle = op.target if verb.settles and op.target not in ctx.connected else None
         probe["actors"] = ctx.states_by_component(settle=settle)
     if status == "raised" and (op.args.get("fail") or (
             op.verb == "construct" and op.args.get("may_fail"))):
@@ -444,11 +420,6 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     return ctx
 
 
-def tests_interpreter_exit(scenario: Scenario) -> bool:
-    """Scenarios about the interpreter exit itself: components left open."""
-    return scenario.family == "exit" or any(o.verb == "drop" for o in scenario.ops)
-
-
 def end_like_a_user(scenario: Scenario) -> None:
     """A user who started Ray ends the program with ``ray.shutdown()``; other
     scenarios leave it to the interpreter exit (Ray's atexit hook, which also
@@ -456,14 +427,8 @@ def end_like_a_user(scenario: Scenario) -> None:
     the exit watchdog: a crash or hang here is the scenario's."""
     import ray
 
-    if scenario.owner == "user" and not tests_interpreter_exit(scenario) and ray.is_initialized():
+    if scenario.owner == "user" and not scenario.tests_interpreter_exit and ray.is_initialized():
         ray.shutdown()
-
-
-def exit_bound(adapter) -> float:
-    """Seconds the interpreter exit may take: the teardown bound plus Ray's own
-    shutdown of a runtime the driver started."""
-    return adapter.teardown_bound + 5.0
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ import shlex
 import time
 
 from conformance.after_exit import actors_after_exit
-from conformance.driver import op_deadline
+from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
+from conformance.ops import deadline_of
 from conformance.oracles import Run
 from conformance.verdict import decide
 
@@ -27,11 +28,9 @@ def scenario_deadline(scenario, adapter) -> float:
     probe, the final probe and the exit, each at its own deadline, plus 180 s.
     The driver's own watchdogs fire first; this one is the outer guard."""
     from conformance.adapter import Spec
-    from conformance.driver import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, \
-        exit_bound
 
-    spec = Spec(**{**Spec().to_dict(), **scenario.spec})
-    ops = sum(op_deadline(o, adapter, spec) + PROBE_DEADLINE for o in scenario.ops)
+    spec = Spec.for_scenario(scenario)
+    ops = sum(deadline_of(o, adapter, spec) + PROBE_DEADLINE for o in scenario.ops)
     return INIT_DEADLINE + ops + FINAL_PROBE_DEADLINE + exit_bound(adapter) + 180.0
 
 

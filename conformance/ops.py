@@ -20,34 +20,70 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from conformance.budgets import PEER_DEADLINE
 from conformance.history import describe_error
 
 IMPL, HARNESS = "impl", "harness"
 
 
+DEFAULT_DEADLINE = 90.0
+
+
 @dataclass(frozen=True)
 class Verb:
+    """One verb, declared once: how it runs and who answers for it, what it
+    needs, how long it may take, how the harness probes after it, and its
+    form in a standalone script."""
+
     name: str
     run: Callable
     party: str
     doc: str
-    #: op -> True when the scenario expects this op to raise
+    #: op -> True when the scenario expects (or allows) this op to raise
     expects_raise: Callable = lambda op: False
+    #: op -> adapter features the op needs; lacking one, the scenario is
+    #: skipped with the reason (an op on the eval worker needs "evaluator")
+    needs: Callable = lambda op: ()
     #: an adapter feature this verb needs but the scenario can do without:
     #: lacking it, the op is recorded "unsupported" and the scenario goes on;
     #: only the oracles in ``unchecks`` report "not checked" (degrade, don't skip)
     optional_feature: str | None = None
     unchecks: tuple = ()
+    #: (op, adapter, spec) -> seconds after which the op counts as hung
+    deadline: Callable = lambda op, adapter, spec: DEFAULT_DEADLINE
+    #: the probe after it reads every component's actor states ...
+    probes_actors: bool = False
+    #: ... and first waits (bounded) for the target's own actors to be dead
+    settles: bool = False
+    #: (op, writer) -> the op's body lines in a standalone script, for the
+    #: verbs the harness writes itself; None: the adapter writes them
+    #: (``Adapter.script_lines``). Raises ``NoScript`` for what a script cannot do.
+    script: Callable | None = None
 
 
 VERBS: dict[str, Verb] = {}
 
 
-def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **degrade):
+def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **declared):
+    """Declare the decorated function as a verb (see :class:`Verb`)."""
     def register(func):
-        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise, **degrade)
+        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise, **declared)
         return func
     return register
+
+
+def deadline_of(op, adapter, spec) -> float:
+    return VERBS[op.verb].deadline(op, adapter, spec)
+
+
+def needs_of(op) -> set:
+    """The adapter features ``op`` needs (``verb.needs``, and ``evaluator``
+    for an op on the eval worker)."""
+    return set(VERBS[op.verb].needs(op)) | ({"evaluator"} if op.target == "evaluator" else set())
+
+
+class NoScript(Exception):
+    """A standalone script cannot do this op (the reason is the message)."""
 
 
 def _fails_on_purpose(op) -> bool:
@@ -57,6 +93,19 @@ def _fails_on_purpose(op) -> bool:
 def _may_fail(op) -> bool:
     """The scenario expects (``fail``) or allows (``may_fail``) this op to raise."""
     return bool(op.args.get("fail") or op.args.get("may_fail"))
+
+
+def _construct_needs(op) -> set:
+    a, out = op.args, set()
+    if op.target == "collector":
+        out.add("sync" if a.get("sync") else "async")
+        if a.get("buffer"):
+            out.add("buffer_mode")
+        if a.get("fail") == "one_unknown_env":
+            out.add("per_actor_envs")
+    if a.get("named"):
+        out.add("named_evaluator")
+    return out
 
 
 class HarnessError(RuntimeError):
@@ -105,7 +154,9 @@ def _spec_for(ctx, op):
 
 
 @verb(IMPL, "build a component (args: sync, buffer, fail, may_fail, place, named, ready, "
-            "connect, infeasible)", _may_fail)
+            "connect, infeasible)", _may_fail, needs=_construct_needs,
+      deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
+      probes_actors=True)
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
@@ -156,12 +207,14 @@ def iterate(ctx, op):
     return _count(ctx.adapter.iterate(ctx.objects["collector"]), batches)
 
 
-@verb(IMPL, "iterate a collector until total_frames")
+@verb(IMPL, "iterate a collector until total_frames",
+      deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True)
 def exhaust(ctx, op):
     return _count(ctx.adapter.iterate(ctx.objects["collector"]))
 
 
-@verb(IMPL, "start the collector's background thread", _fails_on_purpose)
+@verb(IMPL, "start the collector's background thread", _fails_on_purpose,
+      needs=lambda op: () if op.args.get("fail") else ("background",))
 def start(ctx, op):
     ctx.adapter.start(ctx.objects["collector"])
     return {}
@@ -323,10 +376,38 @@ def _require_ray(how: str) -> None:
 KILL_ARM_WAIT = 120.0
 
 
+def _kill_script(op, w) -> list[str]:
+    a = op.args
+    if a.get("during"):
+        now = _kill_script(type(op)("kill", op.target, {
+            k: v for k, v in a.items() if k not in ("during", "after")}), w)
+        after = float(a.get("after", 0.5))
+        body = [line for line in now[1:] if not line.startswith("return ")]
+        return [now[0], "", "def _land():"] + ["    " + line for line in body] + [
+            "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
+            f"_ARMED.append(threading.Timer({after}, _land))",
+            f"return 'armed: lands {after}s into the next {a['during']}'"]
+    how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
+    head = [f"handle = ({w.actors(op.target)})[{index}]"]
+    if how == "ray_kill":
+        return head + ["ray.kill(handle)"]
+    if how == "sigkill":
+        return head + ["pid = _actor_pid(handle)",
+                       "os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)",
+                       "return f'SIGKILL to pid {pid}'"]
+    if how == "exit":
+        return head + ["handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor"]
+    if how == "hang":
+        return head + ["handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs"]
+    raise NoScript("removing a node is not done by a standalone script: kill every process of "
+                   "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
+
+
 @verb(HARNESS, "kill one actor of a component from outside the implementation "
                "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
                "armed now, the kill lands from a harness thread `after` seconds into "
-               "the next op with that verb; kill_landed reports it)")
+               "the next op with that verb; kill_landed reports it)",
+      probes_actors=True, script=_kill_script)
 def kill(ctx, op):
     """A fault aimed at what is live: the actor's pid and node are read from the
     GCS now, a signal never goes to a process group, this driver or anything
@@ -365,7 +446,10 @@ def _arm_kill(ctx, op):
     return {"armed": {"during": during, "after": after}}
 
 
-@verb(HARNESS, "wait for the kill armed with `during` and check it landed inside that op")
+@verb(HARNESS, "wait for the kill armed with `during` and check it landed inside that op",
+      probes_actors=True,
+      script=lambda op, w: ["timer = _ARMED.pop(0)", "timer.join()",
+                            "return 'the armed kill landed'"])
 def kill_landed(ctx, op):
     if not ctx.armed_kills:
         raise HarnessError("no kill was armed")
@@ -456,7 +540,14 @@ def _call_teardown(ctx, target, obj, shutdown_ray):
     }
 
 
-@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)")
+def _teardown_deadline(op, adapter, spec) -> float:
+    per_call = 2 * adapter.teardown_bound + 10
+    return per_call * int(op.args.get("times", 1)) + 5
+
+
+@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
+      needs=lambda op: ("shutdown_ray",) if op.args.get("shutdown_ray") else (),
+      deadline=_teardown_deadline, probes_actors=True, settles=True)
 def teardown(ctx, op):
     """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
     obj = ctx.objects[op.target]
@@ -488,7 +579,8 @@ def teardown(ctx, op):
     return {"calls": calls}
 
 
-@verb(IMPL, "the user calls ray.shutdown()")
+@verb(IMPL, "the user calls ray.shutdown()", probes_actors=True,
+      script=lambda op, w: ["ray.shutdown()  # the user's own"])
 def ray_shutdown(ctx, op):
     import ray
 
@@ -497,7 +589,11 @@ def ray_shutdown(ctx, op):
 
 
 @verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
-            "does at the start (for the impl owner too: the new runtime is the user's)")
+            "does at the start (for the impl owner too: the new runtime is the user's)",
+      probes_actors=True,
+      script=lambda op, w: [
+          "ray.shutdown()  # the user restarts Ray: the components' handles are stale now",
+          "ray.init(**USER_INIT)"])
 def ray_restart(ctx, op):
     import ray
 
@@ -523,7 +619,9 @@ def use(ctx, op):
 
 
 @verb(IMPL, "poll is_alive() until it reports the expected value (args: expect, within)",
-      optional_feature="liveness", unchecks=("liveness_reports_death",))
+      optional_feature="liveness", unchecks=("liveness_reports_death",),
+      deadline=lambda op, adapter, spec: float(op.args.get("within", 5.0))
+      + adapter.teardown_bound + 10)
 def check_alive(ctx, op):
     """Poll is_alive() until it equals ``expect`` or ``within`` seconds pass;
     ``elapsed`` runs from the op's start to the return of the last call, so a
@@ -552,7 +650,15 @@ def check_data(ctx, op):
 
 
 @verb(HARNESS, "is the named eval worker registered under its name (asks the GCS; "
-               "never starts Ray)")
+               "never starts Ray)",
+      script=lambda op, w: [
+          "if not ray.is_initialized():  # ray.get_actor would start a new runtime",
+          "    return 'not looked up: Ray is not initialized here'",
+          "try:",
+          "    ray.get_actor(ACTOR_NAME, namespace=ray.get_runtime_context().namespace)",
+          "    return f'{ACTOR_NAME!r} is registered'",
+          "except ValueError:",
+          "    return f'{ACTOR_NAME!r} is not registered'"])
 def check_name(ctx, op):
     obs = ctx.observer
     if obs is None:
@@ -562,14 +668,26 @@ def check_name(ctx, op):
     return {"found": bool(live), "name": ctx.actor_name, "actors": sorted(live)}
 
 
-@verb(IMPL, "drop every reference to every component and collect garbage")
+@verb(IMPL, "drop every reference to every component and collect garbage", probes_actors=True,
+      script=lambda op, w: [
+          "global collector, buffer, evaluator",
+          "collector = buffer = evaluator = None  # every reference to every component",
+          "gc.collect()"])
 def drop(ctx, op):
     ctx.objects.clear()
     gc.collect()
     return {}
 
 
-@verb(HARNESS, "a second driver process runs ops against a named eval worker (args: ops)")
+def _peer_deadline(op, adapter, spec) -> float:
+    return PEER_DEADLINE + 30.0  # the peer is killed at PEER_DEADLINE: its history is judged
+
+
+@verb(HARNESS, "a second driver process runs ops against a named eval worker (args: ops)",
+      deadline=_peer_deadline,
+      script=lambda op, w: ["# a second driver (a fresh interpreter) runs these ops against the",
+                            f"# named eval worker: {w.peer_ops(op)}",
+                            f"return _run_peer({w.peer_script(op)!r})"])
 def peer(ctx, op):
     return ctx.run_peer(op)
 

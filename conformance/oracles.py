@@ -67,7 +67,7 @@ class Run:
     def spec(self):
         from conformance.adapter import Spec
 
-        return Spec(**{**Spec().to_dict(), **self.scenario.spec})
+        return Spec.for_scenario(self.scenario)
 
 
 def _label(r: dict) -> str:

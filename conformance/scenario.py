@@ -83,6 +83,12 @@ class Scenario:
                 seen.append(op.target)
         return tuple(seen)
 
+    @property
+    def tests_interpreter_exit(self) -> bool:
+        """About the interpreter exit itself (components left open): the driver
+        leaves Ray to the exit instead of a careful user's ray.shutdown()."""
+        return self.family == "exit" or any(o.verb == "drop" for o in self.ops)
+
     def _all_ops(self):
         for op in self.ops:
             yield op

@@ -17,16 +17,16 @@ The script only executes; it never judges. The verdict stays with the suite
 
 Code per operation comes from two places:
 
-- the adapter (``script_header()``, ``script_actors(component)``,
-  ``script_lines(op, spec)``): construction, teardown and the component
-  verbs, written against the implementation's API exactly as the adapter
-  calls it; the helpers below (``default_lines``, ``teardown_lines``,
-  ``check_alive_lines``) build the common shapes;
-- this module, for the verbs that need only Ray and the component's actor
-  handles: ``kill`` (``ray.kill``, SIGKILL of the actor's pid, ``os._exit``
-  or a sleep through ``__ray_call__``), ``ray_shutdown``, ``check_name``,
-  ``drop`` and ``peer`` (a second driver: a nested script run with the same
-  Python).
+- the verb table (``conformance.ops``, ``Verb.script``) for the verbs that
+  need only Ray and the component's actor handles: ``kill`` (``ray.kill``,
+  SIGKILL of the actor's pid, ``os._exit`` or a sleep through
+  ``__ray_call__``, or armed to land inside the next op), ``ray_shutdown``,
+  ``ray_restart``, ``check_name``, ``drop`` and ``peer`` (a second driver: a
+  nested script run with the same Python);
+- the adapter (``Adapter.script_header``, ``script_actors``,
+  ``script_lines``) for construction, teardown and the component verbs,
+  written against the implementation's API exactly as the adapter calls it
+  (``conformance.snippets`` builds the common shapes).
 
 An operation the adapter does not support, or that a standalone script
 cannot do (removing a node of a cluster it does not own), is a comment and
@@ -34,7 +34,6 @@ prints ``skipped``.
 """
 from __future__ import annotations
 
-import inspect
 import sys
 import textwrap
 from types import SimpleNamespace
@@ -42,206 +41,41 @@ from types import SimpleNamespace
 from conformance import ops as verbs
 from conformance.adapter import Spec
 from conformance.catalog.build import requirements
-from conformance.driver import INIT_DEADLINE, exit_bound, op_deadline, tests_interpreter_exit
+from conformance.budgets import INIT_DEADLINE, exit_bound
 from conformance.scenario import Op, Scenario
+from conformance.snippets import ACTOR_NAME, source_of
 
-#: The variable a snippet uses for the named eval worker's name (a CLI argument).
-ACTOR_NAME = "ACTOR_NAME"
 _NAME_SENTINEL = "\x00actor-name\x00"
-#: Verbs after which the script prints the Ray session and the actor states.
-PROBED = ("construct", "exhaust", "teardown", "kill", "kill_landed", "ray_shutdown",
-          "ray_restart", "drop")
 
 
 class ScriptError(ValueError):
     """The adapter cannot write scripts."""
 
 
-# -- helpers for adapters' snippets ----------------------------------------------
-
-def call_expr(call: str, spec: Spec, submit: str | None = None) -> str | None:
-    """The expression of one component verb, as ``use`` and the verbs call it
-    (``conformance.ops.USE_VERBS``) through a torchrl-like API."""
-    return {
-        "iterate": "next(iter(collector))",
-        "start": "collector.start()",
-        "sample": "buffer.sample(4)",
-        "extend": "buffer.extend(_batch(4))",
-        "len": "len(buffer)",
-        "submit": submit,
-        "poll": "evaluator.poll(0.5)",
-    }.get(call)
-
-
-def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
-                  length: str = "len(buffer)") -> list[str] | None:
-    """Body lines of the component verbs for a torchrl-like API (the defaults
-    of :class:`conformance.adapter.Adapter`): ``iter(collector)``,
-    ``collector.start()``, ``buffer.sample/extend``, ``len(buffer)``,
-    ``evaluator.submit/poll``. ``submit`` is the adapter's submit call.
-    None for a verb this does not cover."""
-    a = op.args
-    if op.verb == "iterate":
-        k = int(a.get("batches", 1))
-        if k <= 0:
-            return ["# batches=0: the collector is never iterated",
-                    "return '0 batches'"]
-        return ["n = 0",
-                "for _ in collector:",
-                "    n += 1",
-                f"    if n >= {k}:",
-                "        break  # an early break, as a user's loop does",
-                "return f'{n} batches'"]
-    if op.verb == "exhaust":
-        return ["n = 0",
-                f"for _ in collector:  # until total_frames={spec.total_frames}",
-                "    n += 1",
-                "return f'{n} batches'"]
-    if op.verb == "start":
-        note = f"  # expected to fail: {a['fail']}" if a.get("fail") else ""
-        return [f"collector.start(){note}"]
-    if op.verb == "wait_frames":
-        want, limit = int(a.get("frames", 1)), float(a.get("timeout", 60))
-        return ["t0 = time.monotonic()",
-                f"n = {length}",
-                f"while n < {want}:",
-                f"    if time.monotonic() - t0 > {limit}:",
-                f"        raise TimeoutError(f'buffer holds {{n}} frames after {limit}s, wanted {want}')",
-                "    time.sleep(0.05)",
-                f"    n = {length}",
-                "return f'{n} frames'"]
-    if op.verb == "sample":
-        return [f"data = buffer.sample({int(a.get('batch_size', 8))})",
-                "return f'numel={data.numel()}'"]
-    if op.verb == "extend":
-        return [f"buffer.extend(_batch({int(a.get('frames', 8))}))"]
-    if op.verb == "submit":
-        return None if submit is None else [submit]
-    if op.verb == "poll":
-        return [f"result = evaluator.poll({float(a.get('timeout', 0))})",
-                "return 'ready' if result is not None else 'not ready'"]
-    if op.verb == "check_data":
-        at_least = int(a.get("at_least", 1))
-        return [f"n = {length}",
-                f"return f'{{n}} frames (the buffer held at least {at_least} before)'"]
-    if op.verb == "use":
-        expr = call_expr(a["call"], spec, submit)
-        if expr is None:
-            return None
-        if a["call"] == "len":
-            expr = length
-        return ["# after teardown: the contract wants a clear 'closed' error, at once",
-                f"return repr({expr})"]
-    return None
-
-
-def teardown_lines(call: str, op: Op) -> list[str]:
-    """A teardown call, ``times`` times, from the main thread, another thread or
-    ``concurrent`` threads at once (as ``conformance.ops.teardown``)."""
-    a = op.args
-    times, concurrent = int(a.get("times", 1)), int(a.get("concurrent", 1))
-    thread = a.get("thread", "main")
-    if times == 1 and concurrent == 1 and thread == "main":
-        return [call]
-    return [f"_teardown(lambda: {call}, times={times}, concurrent={concurrent}, thread={thread!r})"]
-
-
-def check_alive_lines(expr: str, op: Op) -> list[str]:
-    """Poll ``expr`` (an is_alive() call) until it equals ``expect`` or ``within`` passes."""
-    expect = bool(op.args.get("expect", False))
-    within = float(op.args.get("within", 5.0))
-    return ["t0 = time.monotonic()",
-            "while True:",
-            f"    value = bool({expr})",
-            "    elapsed = time.monotonic() - t0",
-            f"    if value == {expect} or elapsed > {within}:",
-            "        break",
-            "    time.sleep(0.1)",
-            f"return f'is_alive() = {{value}} after {{elapsed:.2f}}s (expected {expect} within {within}s)'"]
-
-
-class Code(str):
-    """Source text that :func:`call_lines` writes as is (a name, an expression)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def _literal(value) -> str:
-    if callable(value) and hasattr(value, "__name__"):  # a module-level function
-        return value.__name__
-    return repr(value)
-
-
-def call_lines(head: str, args, kwargs: dict) -> list[str]:
-    """``head(arg, ..., key=value, ...)``, one argument per line."""
-    return ([f"{head}("] + [f"    {_literal(v)}," for v in args]
-            + [f"    {k}={_literal(v)}," for k, v in kwargs.items()] + [")"])
-
-
-def source_of(obj) -> list[str]:
-    """The source lines of a module-level function or class (for the header)."""
-    return textwrap.dedent(inspect.getsource(obj)).rstrip().splitlines()
-
-
 # -- generic verbs -------------------------------------------------------------------
 
-def _generic_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | None:
-    a = op.args
-    if op.verb == "ray_shutdown":
-        return ["ray.shutdown()  # the user's own"]
-    if op.verb == "ray_restart":
-        return ["ray.shutdown()  # the user restarts Ray: the components' handles are stale now",
-                "ray.init(**USER_INIT)"]
-    if op.verb == "drop":
-        return ["global collector, buffer, evaluator",
-                "collector = buffer = evaluator = None  # every reference to every component",
-                "gc.collect()"]
-    if op.verb == "check_name":
-        return ["if not ray.is_initialized():  # ray.get_actor would start a new runtime",
-                "    return 'not looked up: Ray is not initialized here'",
-                "try:",
-                f"    ray.get_actor({ACTOR_NAME}, namespace=ray.get_runtime_context().namespace)",
-                "    return f'{ACTOR_NAME!r} is registered'",
-                "except ValueError:",
-                "    return f'{ACTOR_NAME!r} is not registered'"]
-    if op.verb == "kill" and a.get("during"):
-        now = _generic_lines(Op("kill", op.target, {k: v for k, v in a.items()
-                                                    if k not in ("during", "after")}),
-                             adapter, scenario, spec)
-        if now is None:
-            return None
-        after = float(a.get("after", 0.5))
-        body = [line for line in now[1:] if not line.startswith("return ")]
-        return [now[0], "", "def _land():"] + ["    " + line for line in body] + [
-            "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
-            f"_ARMED.append(threading.Timer({after}, _land))",
-            f"return 'armed: lands {after}s into the next {a['during']}'"]
-    if op.verb == "kill_landed":
-        return ["timer = _ARMED.pop(0)", "timer.join()", "return 'the armed kill landed'"]
-    if op.verb == "kill":
-        how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
-        head = [f"handle = ({adapter.script_actors(op.target)})[{index}]"]
-        if how == "ray_kill":
-            return head + ["ray.kill(handle)"]
-        if how == "sigkill":
-            return head + ["pid = _actor_pid(handle)",
-                           "os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)",
-                           "return f'SIGKILL to pid {pid}'"]
-        if how == "exit":
-            return head + ["handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor"]
-        if how == "hang":
-            return head + ["handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs"]
-        return None  # remove_node: see unsupported_reason
-    if op.verb == "peer":
-        sub = Scenario(family=scenario.family, fixture="external", owner="user",
-                       variant=scenario.variant + "#peer",
-                       ops=tuple(Op.from_dict(o) for o in a["ops"]), spec=scenario.spec)
-        text = generate(sub, adapter, impl_name=getattr(adapter, "name", "?"), peer=True)
-        return ["# a second driver (a fresh interpreter) runs these ops against the",
-                "# named eval worker: " + sub.describe(),
-                f"return _run_peer({text!r})"]
-    return None
+class Writer:
+    """What a harness verb's script form (``Verb.script``) may ask of the script."""
+
+    def __init__(self, adapter, scenario: Scenario):
+        self.adapter, self.scenario = adapter, scenario
+
+    def actors(self, component: str) -> str:
+        """An expression: the component's actor handles."""
+        return self.adapter.script_actors(component)
+
+    def _peer(self, op: Op) -> Scenario:
+        s = self.scenario
+        return Scenario(family=s.family, fixture="external", owner="user",
+                        variant=s.variant + "#peer",
+                        ops=tuple(Op.from_dict(o) for o in op.args["ops"]), spec=s.spec)
+
+    def peer_ops(self, op: Op) -> str:
+        return self._peer(op).describe()
+
+    def peer_script(self, op: Op) -> str:
+        """The text of the second driver's own script."""
+        return generate(self._peer(op), self.adapter, impl_name=self.adapter.name, peer=True)
 
 
 def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
@@ -250,16 +84,15 @@ def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
     missing = adapter.unsupported(requirements([op]) + ((optional,) if optional else ()))
     if missing:
         return f"{adapter.name} does not support {', '.join(missing)}"
-    if op.verb == "kill" and op.args.get("how") == "remove_node":
-        return ("removing a node is not done by a standalone script: kill every process of "
-                "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
     return None
 
 
 def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | None:
-    if op.verb in ("ray_shutdown", "ray_restart", "drop", "check_name", "kill", "kill_landed",
-                   "peer"):
-        return _generic_lines(op, adapter, scenario, spec)
+    """The op's body lines: the verb's own script form (``Verb.script``), or
+    the adapter's (``Adapter.script_lines``). Raises ``NoScript``."""
+    form = verbs.VERBS[op.verb].script
+    if form is not None:
+        return form(op, Writer(adapter, scenario))
     op_spec = spec
     if op.verb == "construct":
         op_spec = verbs._spec_for(SimpleNamespace(spec=spec, actor_name=_NAME_SENTINEL), op)
@@ -503,14 +336,14 @@ def _docstring(scenario, adapter, impl_name, versions, peer) -> str:
 
 def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bool = False) -> str:
     """The script's text."""
-    for method in ("script_header", "script_actors", "script_lines"):
-        if not callable(getattr(adapter, method, None)):
-            raise ScriptError(f"adapter {adapter.name!r} cannot write scripts: it has no "
-                              f"{method}() (see conformance/script.py)")
+    if not adapter.writes_scripts:
+        raise ScriptError(f"adapter {adapter.name!r} cannot write scripts: it does not "
+                          "implement script_header, script_actors and script_lines "
+                          "(conformance.adapter.Adapter)")
     from conformance.report import versions as report_versions
 
     impl_name = impl_name or adapter.name
-    spec = Spec(**{**Spec().to_dict(), **scenario.spec})
+    spec = Spec.for_scenario(scenario)
     versions = {k: v for k, v in report_versions(adapter).items() if k != "python"}
     out = [_docstring(scenario, adapter, impl_name, versions, peer), "",
            "# As the suite runs (optional; remove to use your defaults): every Ray process",
@@ -543,8 +376,12 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     for i, op in enumerate(scenario.ops):
         out += ["", ""]
         name = str(op)
-        why = unsupported_reason(op, adapter, scenario)
-        lines = None if why else op_lines(op, adapter, scenario, spec)
+        why, lines = unsupported_reason(op, adapter, scenario), None
+        if not why:
+            try:
+                lines = op_lines(op, adapter, scenario, spec)
+            except verbs.NoScript as exc:
+                why = str(exc)
         if lines is None and not why:
             why = f"the {adapter.name} adapter has no script snippet for {op.verb}"
         if why:
@@ -554,9 +391,10 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
             out += [f"def op_{i}():", f"    # {name}"] + [f"    {line}" if line else ""
                                                          for line in lines]
         needs = op.target if (op.target and op.verb != "construct") else None
-        deadline = op_deadline(op, adapter, spec)
-        table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {op.verb in PROBED}, "
-                     f"{(op.target if op.verb in ('teardown', 'exhaust') else None)!r}),")
+        verb = verbs.VERBS[op.verb]
+        deadline = verbs.deadline_of(op, adapter, spec)
+        table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {verb.probes_actors}, "
+                     f"{(op.target if verb.settles else None)!r}),")
     out += ["", "", "OPS = [  # (index, operation, function, deadline in s, needs, probe, settle)"]
     out += table + ["]", ""]
     out += _main_lines(scenario, adapter)
@@ -604,7 +442,7 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
               "    # The exit guard: atexit handlers and finalizers run now; an exit that does",
               "    # not finish within the bound is a hang.",
               f"    faulthandler.dump_traceback_later({exit_bound(adapter)}, exit=True)"]
-    if owner == "user" and not tests_interpreter_exit(scenario):
+    if owner == "user" and not scenario.tests_interpreter_exit:
         lines += ["    if ray.is_initialized():  # the user who started Ray ends with it, as in the suite",
                   "        ray.shutdown()"]
     lines += ["    return 0",
@@ -616,12 +454,12 @@ def _main_lines(scenario: Scenario, adapter) -> list[str]:
 
 
 def main(args) -> int:
-    from conformance.__main__ import load_scenario
+    from conformance import catalog
     from conformance.registry import UsageError, load_adapter
 
     try:
         adapter = load_adapter(args.impl)
-        scenario = load_scenario(args)
+        scenario = catalog.load(args.scenario_id)
         text = generate(scenario, adapter, impl_name=args.impl)
     except (UsageError, KeyError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -99,7 +99,7 @@ class ReferenceAdapter(Adapter):
     def script_header(self) -> list[str]:
         """Imports and helpers of a standalone script: ``impl`` and, for a
         regression variant, the buggy subclasses (their source, applied to impl's)."""
-        from conformance.script import source_of
+        from conformance.snippets import source_of
 
         out = ["# the reference implementation: put the suite's clone on PYTHONPATH for `impl`",
                "from impl import RayCollector, RayEvalWorker, RayReplayBuffer", "", ""]
@@ -120,7 +120,7 @@ class ReferenceAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling ``impl`` as this adapter does."""
-        from conformance import script
+        from conformance import snippets
 
         target, a = op.target, op.args
         if op.verb == "construct":
@@ -129,16 +129,16 @@ class ReferenceAdapter(Adapter):
                         f"    {spec.actor_name!r}, NAMESPACE, shutdown_timeout={spec.teardown_timeout!r})"]
             args, kwargs = self.constructor_args(spec, target)
             if target == "collector":
-                kwargs = {**kwargs, "replay_buffer": script.Code("buffer" if a.get("buffer") else "None")}
+                kwargs = {**kwargs, "replay_buffer": snippets.Code("buffer" if a.get("buffer") else "None")}
             if kwargs.get("namespace") == spec.namespace:
-                kwargs["namespace"] = script.Code("NAMESPACE")
+                kwargs["namespace"] = snippets.Code("NAMESPACE")
             cls = {"buffer": "RayReplayBuffer", "collector": "RayCollector",
                    "evaluator": "RayEvalWorker"}[target]
-            return script.call_lines(f"{target} = {cls}", args, kwargs)
+            return snippets.call_lines(f"{target} = {cls}", args, kwargs)
         if op.verb == "teardown":
             method = "close" if target == "buffer" else "shutdown"
-            return script.teardown_lines(
+            return snippets.teardown_lines(
                 f"{target}.{method}(shutdown_ray={bool(a.get('shutdown_ray', False))})", op)
         if op.verb == "check_alive":
-            return script.check_alive_lines(f"{target}.is_alive()", op)
-        return script.default_lines(op, spec, submit=f"evaluator.submit(None, {spec.eval_max_steps!r})")
+            return snippets.check_alive_lines(f"{target}.is_alive()", op)
+        return snippets.default_lines(op, spec, submit=f"evaluator.submit(None, {spec.eval_max_steps!r})")

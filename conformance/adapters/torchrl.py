@@ -197,7 +197,7 @@ class TorchRLAdapter(Adapter):
     # -- standalone scripts (python -m conformance script) ------------------------------
     def script_header(self) -> list[str]:
         """Imports and helpers of a standalone script, for the installed torchrl."""
-        from conformance.script import source_of
+        from conformance.snippets import source_of
 
         out = ["import functools", "",
                "from torchrl.collectors.distributed import RayCollector"]
@@ -240,27 +240,27 @@ class TorchRLAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling torchrl as this adapter does."""
-        from conformance import script
+        from conformance import snippets
 
         target, a = op.target, op.args
         if op.verb == "construct":
-            tuning = self._tuning(spec, target, ray_init=script.Code("RAY_INIT_CONFIG"))
+            tuning = self._tuning(spec, target, ray_init=snippets.Code("RAY_INIT_CONFIG"))
             if target == "buffer":
-                return script.call_lines("buffer = RayReplayBuffer", [], {
-                    "storage": script.Code(f"functools.partial(LazyTensorStorage, "
+                return snippets.call_lines("buffer = RayReplayBuffer", [], {
+                    "storage": snippets.Code(f"functools.partial(LazyTensorStorage, "
                                            f"{spec.buffer_capacity!r})"), **tuning})
             if target == "collector":
-                rb = {"replay_buffer": script.Code("buffer")} if a.get("buffer") else {}
-                return script.call_lines("collector = RayCollector", [
-                    script.Code(repr(_env_makers(spec.env_id))), None], {
+                rb = {"replay_buffer": snippets.Code("buffer")} if a.get("buffer") else {}
+                return snippets.call_lines("collector = RayCollector", [
+                    snippets.Code(repr(_env_makers(spec.env_id))), None], {
                     "frames_per_batch": spec.frames_per_batch, "total_frames": spec.total_frames,
                     "num_collectors": spec.num_collectors, "sync": spec.sync, **tuning, **rb})
             if a.get("connect"):
                 return [f"evaluator = RayEvalWorker.from_name({spec.actor_name!r})"]
             named = {"name": spec.actor_name} if spec.actor_name else {}
-            return script.call_lines("evaluator = RayEvalWorker", [
-                None, script.Code(f"GymEnvMaker({spec.env_id!r})"),
-                script.Code("eval_policy_maker")], {**named, **tuning})
+            return snippets.call_lines("evaluator = RayEvalWorker", [
+                None, snippets.Code(f"GymEnvMaker({spec.env_id!r})"),
+                snippets.Code("eval_policy_maker")], {**named, **tuning})
         if op.verb == "teardown":
             if target == "collector":
                 call = ("collector.shutdown(shutdown_ray=True)"
@@ -270,8 +270,8 @@ class TorchRLAdapter(Adapter):
                 call = "buffer.close()"
             else:
                 call = "evaluator.shutdown()"
-            return script.teardown_lines(call, op)
+            return snippets.teardown_lines(call, op)
         if op.verb == "check_alive":
             return None  # no is_alive() on RayCollector / RayEvalWorker ("liveness")
-        return script.default_lines(
+        return snippets.default_lines(
             op, spec, submit=f"evaluator.submit(_eval_weights({spec.env_id!r}), {spec.eval_max_steps!r})")

@@ -56,3 +56,14 @@ def counts(fixtures=("local", "multinode"), components=ALL) -> dict:
             table.setdefault(s.family, Counter())[s.fixture] += 1
         out[profile] = {f: dict(c) for f, c in table.items()}
     return out
+
+
+def load(name: str) -> Scenario:
+    """A scenario named on a command line: a catalog id, or a JSON file
+    (``Scenario.to_json``, e.g. one a shrink wrote)."""
+    if name.endswith(".json"):
+        import json
+
+        with open(name) as f:
+            return Scenario.from_dict(json.load(f))
+    return find(name)

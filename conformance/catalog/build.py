@@ -1,6 +1,7 @@
 """Small builders shared by every family: the same op sequences, one place."""
 from __future__ import annotations
 
+from conformance.ops import needs_of
 from conformance.scenario import Op
 
 #: every component, in the order the catalog builds them
@@ -29,7 +30,6 @@ def components_of(variant: str) -> tuple:
 # Where each component lives on the multinode fixture unless a family says
 # otherwise: every component on its own node.
 DEFAULT_PLACEMENT = {"collector": "node_a", "buffer": "node_b", "evaluator": None}
-TEARDOWN_NAMES = {"collector": "collector", "buffer": "buffer", "evaluator": "evaluator"}
 
 
 def op(verb: str, target: str | None = None, **args) -> Op:
@@ -74,28 +74,13 @@ def teardowns(order) -> list[Op]:
     return [op("ray_shutdown") if t == "ray" else op("teardown", t) for t in order]
 
 
-def requirements(ops, sync: bool | None = None) -> tuple[str, ...]:
-    """Adapter features a list of ops needs: without one the scenario is
-    skipped. A feature a verb can do without (``liveness`` for check_alive:
-    ``optional_feature`` in ``conformance.ops``) is not among them: that op
-    is recorded "unsupported" and the scenario runs. Nor is ``ready_timeout``:
+def requirements(ops) -> tuple[str, ...]:
+    """Adapter features a list of ops needs (each verb declares its own,
+    ``conformance.ops.Verb.needs``): without one the scenario is skipped. A
+    feature a verb can do without (``liveness`` for check_alive:
+    ``optional_feature``) is not among them: that op is recorded
+    "unsupported" and the scenario runs. Nor is ``ready_timeout``:
     ``construct(ready=False)`` asks an adapter that has the knob not to wait
     for its actors; one without it builds as it always does (a constructor
     that then blocks forever on unschedulable actors is a ``hang``)."""
-    req = set()
-    for o in ops:
-        if o.target == "evaluator":
-            req.add("evaluator")
-        if o.verb == "construct" and o.target == "collector":
-            req.add("sync" if o.args.get("sync") else "async")
-            if o.args.get("buffer"):
-                req.add("buffer_mode")
-            if o.args.get("fail") == "one_unknown_env":
-                req.add("per_actor_envs")
-        if o.verb == "construct" and o.args.get("named"):
-            req.add("named_evaluator")
-        if o.verb == "start" and not o.args.get("fail"):
-            req.add("background")
-        if o.verb == "teardown" and o.args.get("shutdown_ray"):
-            req.add("shutdown_ray")
-    return tuple(sorted(req))
+    return tuple(sorted(set().union(*(needs_of(o) for o in ops))))

@@ -146,7 +146,7 @@ def test_defaults_scenarios_build_with_the_implementation_s_own_defaults():
     assert s.spec == {"defaults": True}
     assert all(o.args.get("may_fail") and "place" not in o.args
                for o in s.ops if o.verb == "construct")
-    spec = Spec(**{**Spec().to_dict(), **s.spec})
+    spec = Spec.for_scenario(s)
     ref = ReferenceAdapter()
     assert ref.constructor_args(spec, "collector")[1] == {
         "frames_per_batch": 64, "total_frames": 512, "sync": False, "num_collectors": 2}
