@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 
-from conformance.plugin import RAY_ENV
+from fixtures.rayenv import RAY_ENV
 
 
 def cmd_shrink(args) -> int:

@@ -28,6 +28,7 @@ from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History, 
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
 from fixtures import procs
+from fixtures.wait import poll
 
 DEAD_STATES = {"DEAD"}
 
@@ -176,27 +177,21 @@ class Context:
         """Actor states per component; waits up to SETTLE_SECONDS for
         ``settle``'s actors to be dead (a kill is asynchronous)."""
         t0 = time.monotonic()
-        while True:
-            out = {
-                comp: self.actor_states([a["id"] for a in infos])
-                for comp, infos in self.actors.items()
-            }
-            pending = settle and any(
-                s.get("state") not in DEAD_STATES for s in out.get(settle, {}).values()
-            )  # an unknown state is waited on too, then reported as unknown
-            if not pending or time.monotonic() - t0 > SETTLE_SECONDS:
-                out["_settle_seconds"] = round(time.monotonic() - t0, 3)
-                return out
-            time.sleep(0.05)
+
+        def read():
+            return {comp: self.actor_states([a["id"] for a in infos])
+                    for comp, infos in self.actors.items()}
+
+        def settled(out):  # an unknown state is waited on too, then reported as unknown
+            return not settle or all(s.get("state") in DEAD_STATES
+                                     for s in out.get(settle, {}).values())
+        out = poll(read, settled, SETTLE_SECONDS)
+        out["_settle_seconds"] = round(time.monotonic() - t0, 3)
+        return out
 
     def run_peer(self, op: Op) -> dict:
         """A second driver process (the peer standby) runs ``op.args["ops"]``."""
-        sub = Scenario(
-            family=self.scenario.family, fixture="external", owner="user",
-            variant=self.scenario.variant + "#peer",
-            ops=tuple(Op.from_dict(o) for o in op.args["ops"]),
-            spec=self.scenario.spec,
-        )
+        sub = self.scenario.peer_of(op)
         workdir = os.path.dirname(self.request["paths"]["history"])
         path = lambda name: os.path.join(workdir, name)  # noqa: E731
         req = {
@@ -355,12 +350,9 @@ def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
             pid = ctx.last_known.get(a["id"], {}).get("pid") or a.get("pid")
             if pid and states.get(a["id"], {}).get("state") in DEAD_STATES:
                 dead[a["id"]] = pid
-    t0 = time.monotonic()
-    while True:  # a killed orphan may linger as a zombie: pid_alive says False
-        alive = {aid: procs.pid_alive(pid) for aid, pid in dead.items()}
-        if not any(alive.values()) or time.monotonic() - t0 > SETTLE_SECONDS:
-            return alive
-        time.sleep(0.05)
+    # a killed orphan may linger as a zombie: pid_alive says False
+    return poll(lambda: {aid: procs.pid_alive(pid) for aid, pid in dead.items()},
+                lambda alive: not any(alive.values()), SETTLE_SECONDS)
 
 
 def main(request_path: str) -> int:

@@ -120,27 +120,43 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     return entry
 
 
+def entry(scenario, verdict: str, **fields) -> dict:
+    """A report entry with every key a reader expects (``fields`` over the
+    defaults); ``scenario`` is a Scenario, or only its id when the test never
+    got as far as building one."""
+    if isinstance(scenario, str):
+        family, fixture, owner, _ = (scenario.split("/", 3) + ["?"] * 4)[:4]
+        sid, components, ops = scenario, [], ""
+    else:
+        family, fixture, owner = scenario.family, scenario.fixture, scenario.owner
+        sid, components, ops = scenario.id, list(scenario.components), scenario.describe()
+    return {"id": sid, "family": family, "fixture": fixture, "owner": owner,
+            "components": components, "verdict": verdict, "oracles": [], "unsupported": [],
+            "not_checked": [], "unknown": [], "evidence": {}, "repro": "", "duration": 0,
+            "ops": ops, **fields}
+
+
+def skip_entry(scenario, reason: str) -> dict:
+    """A scenario the implementation cannot run (a feature it lacks)."""
+    return entry(scenario, "skip", evidence={"reason": reason})
+
+
 def result_entry(scenario, impl, run, verdict, violations, duration, address=None,
                  unknown=None) -> dict:
-    return {
-        "id": scenario.id,
-        "family": scenario.family,
-        "fixture": scenario.fixture,
-        "owner": scenario.owner,
-        "components": list(scenario.components),
-        "verdict": verdict,
-        "oracles": sorted(violations),
+    return entry(
+        scenario, verdict,
+        oracles=sorted(violations),
         # coverage: ops the implementation could not do (a missing optional
         # feature) and the rules left unchecked because of them
-        "unsupported": [f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
-                        f"{r['result'].get('reason')}".replace("  ", " ")
-                        for r in run.history.ops if r.get("status") == "unsupported"],
-        "not_checked": sorted({o for r in run.history.ops if r.get("status") == "unsupported"
-                               for o in r["result"].get("not_checked", [])}),
+        unsupported=[f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
+                     f"{r['result'].get('reason')}".replace("  ", " ")
+                     for r in run.history.ops if r.get("status") == "unsupported"],
+        not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
+                            for o in r["result"].get("not_checked", [])}),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
-        "unknown": sorted(unknown or {}),
-        "evidence": {
+        unknown=sorted(unknown or {}),
+        evidence={
             "violations": violations,
             "unknown": unknown or {},
             "missing": run.history.missing(),
@@ -152,12 +168,11 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
             "leftover": run.leftover,
             "after_exit": run.after_exit,
         },
-        "repro": repro_command(scenario.id, impl, address),
-        "duration": round(duration, 2),
+        repro=repro_command(scenario.id, impl, address),
+        duration=round(duration, 2),
         # the driver's own time, up to its interpreter exit (the rest is the harness's)
-        "driver_time": (run.history.exiting or {}).get("t"),
-        "ops": scenario.describe(),
-    }
+        driver_time=(run.history.exiting or {}).get("t"),
+    )
 
 
 def phase_times(history: History, duration: float, exited: float) -> dict | None:

@@ -223,16 +223,15 @@ def start(ctx, op):
 @verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)")
 def wait_frames(ctx, op):
     """Poll the buffer's length until it reaches ``frames`` (bounded)."""
+    from fixtures.wait import poll
+
     want = int(op.args.get("frames", 1))
     limit = float(op.args.get("timeout", 60))
     buffer = ctx.objects["buffer"]
-    t0 = time.monotonic()
-    n = ctx.adapter.buffer_len(buffer)
-    while n < want:
-        if time.monotonic() - t0 > limit:
-            raise TimeoutError(f"buffer holds {n} frames after {limit}s, wanted {want}")
-        time.sleep(0.05)
-        n = ctx.adapter.buffer_len(buffer)
+    # an error from the buffer ends the wait at once: it is the op's outcome
+    n = poll(lambda: ctx.adapter.buffer_len(buffer), lambda n: n >= want, limit)
+    if n < want:
+        raise TimeoutError(f"buffer holds {n} frames after {limit}s, wanted {want}")
     return {"frames": n}
 
 

@@ -22,6 +22,7 @@ import pytest
 from conformance import catalog, known_failures, report
 from conformance.registry import UsageError, load_adapter
 from conformance.scenario import FIXTURES
+from fixtures.rayenv import RAY_ENV
 
 ENV = {
     "impl": "RLC_IMPL",
@@ -31,11 +32,6 @@ ENV = {
     "conformance_report": "RLC_REPORT",
     "known_failures": "RLC_KNOWN_FAILURES",
     "scenario": "RLC_SCENARIO",
-}
-RAY_ENV = {
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-    "RAY_AUTH_MODE": "disabled",
-    "RAY_USAGE_STATS_ENABLED": "0",
 }
 
 
@@ -206,19 +202,15 @@ def pytest_runtest_logreport(report):
 
 def harness_error_entry(scenario_id: str, report) -> dict:
     """The report entry of a scenario whose test failed before it had a result."""
-    family, fixture, owner, _ = (scenario_id.split("/", 3) + ["?"] * 4)[:4]
+    from conformance.execute import entry
+
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
-    return {
-        "id": scenario_id, "family": family, "fixture": fixture, "owner": owner,
-        "components": [], "verdict": "error", "oracles": [], "unknown": ["harness"],
-        "unsupported": [], "not_checked": [],
-        "evidence": {"violations": {}, "unknown": {"harness": [
+    last = text.strip().splitlines()[-1][:300] if text.strip() else "(no detail)"
+    return entry(scenario_id, "error", unknown=["harness"], evidence={
+        "violations": {}, "unknown": {"harness": [
             f"the test failed in its {report.when} phase before the scenario had a verdict: "
-            f"{text.strip().splitlines()[-1][:300] if text.strip() else '(no detail)'}"]},
-            "stderr_tail": text[-4000:]},
-        "repro": "", "duration": round(getattr(report, "duration", 0.0), 2),
-        "ops": "", "no_result": True,
-    }
+            f"{last}"]}, "stderr_tail": text[-4000:]},
+        duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -89,6 +89,13 @@ class Scenario:
         leaves Ray to the exit instead of a careful user's ray.shutdown()."""
         return self.family == "exit" or any(o.verb == "drop" for o in self.ops)
 
+    def peer_of(self, op: Op) -> "Scenario":
+        """The second driver's scenario of a ``peer`` op: its ops, on the
+        cluster this one runs on, as a user who calls ray.init."""
+        return Scenario(family=self.family, fixture="external", owner="user",
+                        variant=self.variant + "#peer",
+                        ops=tuple(Op.from_dict(o) for o in op.args["ops"]), spec=self.spec)
+
     def _all_ops(self):
         for op in self.ops:
             yield op

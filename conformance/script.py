@@ -64,18 +64,13 @@ class Writer:
         """An expression: the component's actor handles."""
         return self.adapter.script_actors(component)
 
-    def _peer(self, op: Op) -> Scenario:
-        s = self.scenario
-        return Scenario(family=s.family, fixture="external", owner="user",
-                        variant=s.variant + "#peer",
-                        ops=tuple(Op.from_dict(o) for o in op.args["ops"]), spec=s.spec)
-
     def peer_ops(self, op: Op) -> str:
-        return self._peer(op).describe()
+        return self.scenario.peer_of(op).describe()
 
     def peer_script(self, op: Op) -> str:
         """The text of the second driver's own script."""
-        return generate(self._peer(op), self.adapter, impl_name=self.adapter.name, peer=True)
+        return generate(self.scenario.peer_of(op), self.adapter, impl_name=self.adapter.name,
+                        peer=True)
 
 
 def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:

@@ -1,7 +1,7 @@
 """One test per catalog scenario: run it in an isolated driver, judge it."""
 import pytest
 
-from conformance.execute import failure_message, prestart, run_scenario
+from conformance.execute import failure_message, prestart, run_scenario, skip_entry
 from conformance.plugin import next_scenario
 from fixtures.clusters import FIXTURE_CLASSES
 
@@ -11,12 +11,8 @@ def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_fac
     adapter = rlc["adapter"]
     missing = adapter.unsupported(scenario.requires)
     if missing:
-        request.node._rlc_result = {
-            "id": scenario.id, "family": scenario.family, "fixture": scenario.fixture,
-            "owner": scenario.owner, "components": list(scenario.components),
-            "verdict": "skip", "oracles": [], "repro": "", "duration": 0,
-            "evidence": {"reason": f"{adapter.name} does not support {', '.join(missing)}"},
-        }
+        request.node._rlc_result = skip_entry(
+            scenario, f"{adapter.name} does not support {', '.join(missing)}")
         pytest.skip(f"{adapter.name} does not support: {', '.join(missing)}")
     then = None
     upcoming = next_scenario(request.node)

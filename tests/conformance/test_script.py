@@ -16,7 +16,7 @@ import pytest
 
 from conformance import catalog, script
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.plugin import RAY_ENV
+from fixtures.rayenv import RAY_ENV
 from conformance.registry import load_adapter
 from fixtures import procs
 from fixtures.rayenv import MARKER_VAR, REPO_ROOT
