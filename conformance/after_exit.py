@@ -22,7 +22,7 @@ def actors_after_exit(fixture: dict, final: dict | None) -> dict:
     """``{"actors": {id: record}}`` of the live actors of the driver's jobs,
     ``{"unknown": why}``, or ``{}`` where nothing can outlive the driver
     (``local``) or the driver never said which jobs it ran."""
-    from fixtures.observer import GcsObserver
+    from fixtures.gcs import GcsObserver
     from fixtures.wait import ConditionTimeout, wait_for_condition
 
     jobs = (final or {}).get("jobs")
@@ -62,7 +62,7 @@ def _kill(actors: dict) -> list:
     import os
     import signal
 
-    from conformance.ops import HarnessError, _check_signalable
+    from conformance.verbs import HarnessError, _check_signalable
 
     killed = []
     for rec in actors.values():

@@ -1,6 +1,6 @@
 """The harness's time budgets, shared by the driver, the parent and the
 standalone script (each operation's own deadline is declared with its verb,
-``conformance.ops``)."""
+``conformance.verbs``)."""
 from __future__ import annotations
 
 #: seconds the probe after one op may take (it waits up to SETTLE_SECONDS for

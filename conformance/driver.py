@@ -20,7 +20,7 @@ import threading
 import time
 import traceback
 
-from conformance import ops
+from conformance import verbs
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
     PROBE_DEADLINE, SETTLE_SECONDS, exit_bound
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History, HistoryWriter, \
@@ -66,7 +66,7 @@ class Context:
         self.connected: set = set()  # components reached by name: they own no actor
         self.keep: list = []  # object refs of injected faults (a hung call)
         self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
-        self.armed_kills: list = []  # kills waiting to land inside an op (ops.kill `during`)
+        self.armed_kills: list = []  # kills waiting to land inside an op (verbs.kill `during`)
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
 
     # -- Ray facts, read without starting Ray --------------------------------
@@ -101,7 +101,7 @@ class Context:
     @property
     def observer(self):
         if self._observer is None and self.gcs_address:
-            from fixtures.observer import GcsObserver
+            from fixtures.gcs import GcsObserver
 
             self._observer = GcsObserver(self.gcs_address)
         return self._observer
@@ -213,8 +213,8 @@ class Context:
             stderr = f.read()
         peer = History(read_history(path("peer-history.jsonl")), expected_ops=len(sub.ops))
         where, at = peer.position()
-        in_impl_op = where == "exit" or (where == "op" and ops.VERBS[
-            peer.begins[at]["op"]["verb"]].party != ops.HARNESS)
+        in_impl_op = where == "exit" or (where == "op" and verbs.VERBS[
+            peer.begins[at]["op"]["verb"]].party != verbs.HARNESS)
         harness_raised = any(r.get("phase") == "harness-error" for r in peer.records)
         return {"exit_code": exit_code, "timed_out": timed_out, "stderr_tail": stderr[-3000:],
                 "ops": peer.ops, "missing": peer.missing(),
@@ -241,8 +241,8 @@ def new_threads(baseline: list[dict]) -> list[dict]:
 
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
-                  "deadline": ops.deadline_of(op, ctx.adapter, ctx.spec)})
-    verb = ops.VERBS[op.verb]
+                  "deadline": verbs.deadline_of(op, ctx.adapter, ctx.spec)})
+    verb = verbs.VERBS[op.verb]
     feature = verb.optional_feature
     if op.target and op.target not in ctx.objects and op.verb != "construct":
         status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
@@ -251,7 +251,7 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
         result = {"reason": f"{ctx.adapter.name} does not support {feature}",
                   "not_checked": list(verb.unchecks)}
     else:
-        faulthandler.dump_traceback_later(ops.deadline_of(op, ctx.adapter, ctx.spec), exit=True)
+        faulthandler.dump_traceback_later(verbs.deadline_of(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()
         ctx.running_op = {"i": i, "verb": op.verb}
         try:
@@ -292,7 +292,7 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict
     probe = {"ray": ray_identity(), "threads": new_threads(baseline)}
     if op.verb == "construct" and status == "ok":
         probe["created"] = ctx.describe_actors(op.target)
-    verb = ops.VERBS[op.verb]
+    verb = verbs.VERBS[op.verb]
     if verb.probes_actors:
         # Wait for the component's actors to die, unless it owns none.
         settle = op.target if verb.settles and op.target not in ctx.connected else None

@@ -9,7 +9,7 @@ import time
 from conformance.after_exit import actors_after_exit
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
-from conformance.ops import deadline_of
+from conformance.verbs import deadline_of
 from conformance.oracles import Run
 from conformance.verdict import decide
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
-from conformance.ops import HARNESS, VERBS
+from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}

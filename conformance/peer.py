@@ -16,7 +16,7 @@ import traceback
 
 import psutil
 
-from fixtures.child import redirect_stdio
+from fixtures.bootstrap import redirect_stdio
 
 
 class PeerStandby:

@@ -240,7 +240,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def preload_modules(adapter) -> list[str]:
     """What the zygote imports once, so that drivers start warm."""
-    return ["conformance.driver", "conformance.ops", "fixtures.observer",
+    return ["conformance.driver", "conformance.verbs", "fixtures.gcs",
             type(adapter).__module__]
 
 

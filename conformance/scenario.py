@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from conformance.ops import VERBS  # the vocabulary, each verb declared once (no Ray, no torch)
+from conformance.verbs import VERBS  # the vocabulary, each verb declared once (no Ray, no torch)
 
 COMPONENTS = ("collector", "buffer", "evaluator")
 FIXTURES = ("local", "multinode", "external")

@@ -17,7 +17,7 @@ The script only executes; it never judges. The verdict stays with the suite
 
 Code per operation comes from two places:
 
-- the verb table (``conformance.ops``, ``Verb.script``) for the verbs that
+- the verb table (``conformance.verbs``, ``Verb.script``) for the verbs that
   need only Ray and the component's actor handles: ``kill`` (``ray.kill``,
   SIGKILL of the actor's pid, ``os._exit`` or a sleep through
   ``__ray_call__``, or armed to land inside the next op), ``ray_shutdown``,
@@ -38,7 +38,7 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
-from conformance import ops as verbs
+from conformance import verbs
 from conformance.adapter import Spec
 from conformance.catalog.build import requirements
 from conformance.budgets import INIT_DEADLINE, exit_bound
@@ -259,31 +259,10 @@ def _step(i, name, fn, deadline, needs=None):
     print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s)", flush=True)
 '''
 
-BATCH = '''
-def _batch(n):
-    """A small CartPole-shaped batch, as a collector writes it."""
-    import torch
-    from tensordict import TensorDict
-
-    return TensorDict(
-        {
-            "observation": torch.zeros(n, 4),
-            "action": torch.zeros(n, dtype=torch.int64),
-            ("next", "observation"): torch.zeros(n, 4),
-            ("next", "reward"): torch.ones(n, 1),
-            ("next", "done"): torch.zeros(n, 1, dtype=torch.bool),
-            ("next", "terminated"): torch.zeros(n, 1, dtype=torch.bool),
-            ("next", "truncated"): torch.zeros(n, 1, dtype=torch.bool),
-        },
-        batch_size=[n],
-    )
-'''
-
-
 def _fixture_init(scenario: Scenario) -> dict:
-    from fixtures.clusters import LocalFixture
+    from fixtures.clusters import LocalCluster
 
-    return LocalFixture().info()["init"]
+    return LocalCluster().info()["init"]
 
 
 def _docstring(scenario, adapter, impl_name, versions, peer) -> str:
@@ -366,7 +345,7 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     from impl.runtime import runtime_identity  # the suite's and the reference's definition
 
     out += ["", ""] + source_of(runtime_identity)
-    out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + BATCH.strip("\n").splitlines()
+    out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + source_of(verbs._batch)
     table = []
     for i, op in enumerate(scenario.ops):
         out += ["", ""]

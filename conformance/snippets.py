@@ -22,7 +22,7 @@ ACTOR_NAME = "ACTOR_NAME"
 
 def call_expr(call: str, spec: Spec, submit: str | None = None) -> str | None:
     """The expression of one component verb, as ``use`` and the verbs call it
-    (``conformance.ops.USE_VERBS``) through a torchrl-like API."""
+    (``conformance.verbs.USE_VERBS``) through a torchrl-like API."""
     return {
         "iterate": "next(iter(collector))",
         "start": "collector.start()",
@@ -98,7 +98,7 @@ def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
 
 def teardown_lines(call: str, op: Op) -> list[str]:
     """A teardown call, ``times`` times, from the main thread, another thread or
-    ``concurrent`` threads at once (as ``conformance.ops.teardown``)."""
+    ``concurrent`` threads at once (as ``conformance.verbs.teardown``)."""
     a = op.args
     times, concurrent = int(a.get("times", 1)), int(a.get("concurrent", 1))
     thread = a.get("thread", "main")

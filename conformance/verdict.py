@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.ops import HARNESS, VERBS
+from conformance.verbs import HARNESS, VERBS
 from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
     position_text, watchdog_fired
 

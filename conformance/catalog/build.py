@@ -1,7 +1,7 @@
 """Small builders shared by every family: the same op sequences, one place."""
 from __future__ import annotations
 
-from conformance.ops import needs_of
+from conformance.verbs import needs_of
 from conformance.scenario import Op
 
 #: every component, in the order the catalog builds them
@@ -76,7 +76,7 @@ def teardowns(order) -> list[Op]:
 
 def requirements(ops) -> tuple[str, ...]:
     """Adapter features a list of ops needs (each verb declares its own,
-    ``conformance.ops.Verb.needs``): without one the scenario is skipped. A
+    ``conformance.verbs.Verb.needs``): without one the scenario is skipped. A
     feature a verb can do without (``liveness`` for check_alive:
     ``optional_feature``) is not among them: that op is recorded
     "unsupported" and the scenario runs. Nor is ``ready_timeout``:

@@ -14,7 +14,7 @@ import itertools
 
 from conformance.catalog.build import ALL, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
     warm_up
-from conformance.ops import KILL_HOWS
+from conformance.verbs import KILL_HOWS
 from conformance.scenario import Scenario
 
 

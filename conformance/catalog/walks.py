@@ -12,7 +12,7 @@ import random
 
 from conformance.catalog.build import ALL, components_of, place_args, requirements, \
     subset_variant
-from conformance.ops import KILL_HOWS as ALL_KILL_HOWS
+from conformance.verbs import KILL_HOWS as ALL_KILL_HOWS
 from conformance.scenario import Op, Scenario
 
 QUICK_SEEDS = (4,)

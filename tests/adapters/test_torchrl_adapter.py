@@ -21,7 +21,7 @@ import ray  # noqa: E402
 
 from conformance.adapter import Spec  # noqa: E402
 from conformance.adapters.torchrl import TorchRLAdapter  # noqa: E402
-from conformance.ops import _batch  # noqa: E402
+from conformance.verbs import _batch  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 

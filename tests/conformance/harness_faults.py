@@ -11,7 +11,7 @@ import time
 
 from conformance import driver
 from conformance.history import HistoryWriter
-from fixtures.observer import GcsObserver
+from fixtures.gcs import GcsObserver
 
 #: a short probe deadline, so that a hanging probe ends the test in seconds
 PROBE_DEADLINE = 20.0  # > the probe's settle wait (5 s) and a refused GCS connect

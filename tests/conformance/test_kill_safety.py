@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conformance.ops import HarnessError, _check_signalable
+from conformance.verbs import HarnessError, _check_signalable
 
 
 @pytest.mark.parametrize("pid", [0, 1, -1, None])
@@ -21,8 +21,13 @@ def test_no_signal_to_the_driver_or_its_group():
 
 
 def test_no_signal_to_a_process_that_is_not_a_ray_worker():
+    import psutil
+
+    from fixtures.wait import wait_for_condition
+
     proc = subprocess.Popen(["sleep", "30"])
-    try:
+    try:  # its command line is empty while it execs (seen under load)
+        wait_for_condition(lambda: psutil.Process(proc.pid).cmdline() == ["sleep", "30"], 10)
         with pytest.raises(HarnessError, match="not a Ray worker"):
             _check_signalable(proc.pid)
     finally:

@@ -241,11 +241,11 @@ def test_an_implementation_call_that_raises_unexpectedly_fails():
 
 def test_a_fault_the_harness_could_not_inject_is_an_error_not_a_pass():
     r = end(0, "kill", "collector", status="raised", args={"how": "sigkill"},
-            error=err("conformance.ops.HarnessError", "pid 0 refused"))
+            error=err("conformance.verbs.HarnessError", "pid 0 refused"))
     verdict, violations, unknown_ = decide(run_of([r]))
     assert verdict == "error" and violations == {}
     assert unknown_["harness_steps_succeed"] == [
-        "op 0 (kill collector): the harness could not do it: conformance.ops.HarnessError: pid 0 refused"]
+        "op 0 (kill collector): the harness could not do it: conformance.verbs.HarnessError: pid 0 refused"]
 
 
 def test_a_collector_that_stops_early_fails_batch_counts():
@@ -281,10 +281,10 @@ def test_an_actor_state_the_gcs_did_not_give_is_unknown_and_an_error():
 
 def test_a_probe_that_raised_makes_its_rules_unknown():
     r = end(0, "exhaust", "collector", result={"batches": 8, "frames": 512})
-    r["probe"] = {"error": err("fixtures.observer.GcsUnreachable", "no answer")}
+    r["probe"] = {"error": err("fixtures.gcs.GcsUnreachable", "no answer")}
     verdict, _, unknown_ = decide(run_of([r]))
     assert verdict == "error"
-    assert "the probe after op 0 (exhaust collector) raised fixtures.observer.GcsUnreachable" in \
+    assert "the probe after op 0 (exhaust collector) raised fixtures.gcs.GcsUnreachable" in \
         unknown_["exhaustion_auto_shutdown"][0]
 
 

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from conformance import ops
+from conformance import verbs
 from conformance.catalog.build import requirements
 from conformance.execute import failure_message, run_scenario
 from conformance.registry import load_adapter
