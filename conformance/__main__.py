@@ -8,6 +8,9 @@
   summary REPORT.json [--out FILE]              the report as Markdown (GitHub step summary)
   gate REPORT.json                              exit 1 on a new failure (the CI decision)
   matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
+  compare REPORT.json --against COMMITTED.json [--scenarios-from FILE]
+                                                exit 1 when verdicts drifted from a committed
+                                                report (printed as a table with repro commands)
   script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
                                                 operations (needs no part of this project)
 """
@@ -185,6 +188,15 @@ def main(argv=None) -> int:
     m.add_argument("--html", required=True, metavar="OUT.html")
     m.add_argument("--markdown", metavar="OUT.md")
     m.set_defaults(func=_lazy("matrix"))
+    d = sub.add_parser("compare", help="exit 1 when this run's verdicts drifted from a "
+                                       "committed report")
+    d.add_argument("report", metavar="REPORT.json", help="this run's report")
+    d.add_argument("--against", required=True, metavar="COMMITTED.json",
+                   help="the committed report (e.g. ci/results/torchrl/...json)")
+    d.add_argument("--scenarios-from", metavar="FILE",
+                   help="compare these scenarios (one id a line, '# why' after it; e.g. "
+                        "ci/torchrl-slice.txt); default: every scenario of REPORT.json")
+    d.set_defaults(func=_lazy("compare"))
     x = sub.add_parser("script", help="a standalone reproduction script of one scenario")
     x.add_argument("scenario_id", help="a catalog id or a scenario .json file")
     x.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))

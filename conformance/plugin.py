@@ -8,6 +8,8 @@ Options (each also read from an environment variable, for CI):
   --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
   --known-failures FILE    RLC_KNOWN_FAILURES scenario ids expected to fail, with reasons
   --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
+  --scenarios-from FILE    RLC_SCENARIOS_FROM only the scenarios listed there (one id a line,
+                                             "# why" after it, e.g. ci/torchrl-slice.txt)
 RLC_RUN_ID names the run: every process it starts carries it in RLC_MARKER.
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ ENV = {
     "conformance_report": "RLC_REPORT",
     "known_failures": "RLC_KNOWN_FAILURES",
     "scenario": "RLC_SCENARIO",
+    "scenarios_from": "RLC_SCENARIOS_FROM",
 }
 
 
@@ -48,6 +51,9 @@ def pytest_addoption(parser):
     g.addoption("--scenario", action="append",
                 help="only scenarios whose id matches this glob (repeatable; -k cannot "
                      "express the '>' in order ids)")
+    g.addoption("--scenarios-from", metavar="FILE",
+                help="only the scenarios listed in FILE (one id a line, '# why' after "
+                     "it; with --scenario: those too)")
 
 
 def _opt(config, name, default=None):
@@ -102,6 +108,7 @@ def pytest_configure(config):
         known = known_failures.load(kf_path) if kf_path else {}
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
+    listed = _listed(config, impl, adapter, profile, fixtures)
     _CONFIG["config"] = config
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         from fixtures.session import RUN_MARKER_VAR, install_controller_signal_handlers
@@ -114,8 +121,29 @@ def pytest_configure(config):
         "impl": impl, "adapter": adapter, "profile": profile, "fixtures": fixtures,
         "address": address, "known": known,
         "report": _opt(config, "conformance_report"), "results": [],
-        "patterns": _split(_opt(config, "scenario", [])),
+        "patterns": _split(_opt(config, "scenario", [])), "listed": listed,
     }
+
+
+def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
+    """The ids of --scenarios-from, each one a scenario of this run's catalog."""
+    path = _opt(config, "scenarios_from")
+    if not path:
+        return set()
+    try:
+        listed = set(known_failures.load(path))
+    except (OSError, ValueError) as exc:
+        raise pytest.UsageError(f"--scenarios-from {path}: {exc}") from None
+    if not listed:
+        raise pytest.UsageError(f"--scenarios-from {path}: lists no scenario")
+    ids = {s.id for s in catalog.scenarios(fixtures, profile, components=adapter.components)}
+    unknown = sorted(listed - ids)
+    if unknown:
+        raise pytest.UsageError(
+            f"--scenarios-from {path}: {', '.join(unknown)}: not in the {profile} profile on "
+            f"{','.join(fixtures)} for {impl} (list them: python -m conformance catalog "
+            f"--impl {impl} --profile {profile})")
+    return listed
 
 
 def pytest_unconfigure(config):
@@ -132,8 +160,9 @@ def pytest_generate_tests(metafunc):
     rlc = metafunc.config._rlc
     found = catalog.scenarios(rlc["fixtures"], rlc["profile"],
                               components=rlc["adapter"].components)
-    if rlc["patterns"]:
-        found = [s for s in found if any(fnmatch.fnmatchcase(s.id, p) for p in rlc["patterns"])]
+    if rlc["patterns"] or rlc["listed"]:
+        found = [s for s in found if s.id in rlc["listed"]
+                 or any(fnmatch.fnmatchcase(s.id, p) for p in rlc["patterns"])]
     metafunc.parametrize("scenario", found, ids=[s.id for s in found])
 
 

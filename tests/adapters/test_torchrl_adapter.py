@@ -1,4 +1,5 @@
-"""Quick real checks of the torchrl adapter on one local Ray (skipped without torchrl).
+"""Quick real checks of the torchrl adapter on one local Ray (skipped without
+torchrl, unless RLC_EXTRAS names torchrl as in .ci/run: then a missing torchrl fails).
 
 Each component is built through the adapter, used once, and torn down; its
 actors must be alive before and dead after. Ray is started here (address
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torchrl")
+if "torchrl" in os.environ.get("RLC_EXTRAS", "").split(","):
+    import torchrl  # noqa: F401  ci/setup.sh installed the extra: must not skip
+else:
+    pytest.importorskip("torchrl")
 import psutil  # noqa: E402
 import ray  # noqa: E402
 

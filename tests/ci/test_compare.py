@@ -1,0 +1,204 @@
+"""`python -m conformance compare`: verdict drift against a committed report, the
+torchrl slice file (ci/torchrl-slice.txt) and `pytest conformance --scenarios-from`.
+
+The reports are the committed torchrl 0.14.1 matrix and copies of it with
+verdicts changed; nothing here starts Ray.
+"""
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+
+from conformance import known_failures
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COMMITTED = os.path.join(REPO, "ci", "results", "torchrl", "torchrl-0.14.1_ray-2.60.0.json")
+SLICE = os.path.join(REPO, "ci", "torchrl-slice.txt")
+SEED = "early_break/local/user/buffer-mode-after-2"
+FAILING = "order/multinode/user/collector>ray>buffer>evaluator"  # fail [no_ray_restart]
+HANGING = "killed/multinode/user/evaluator-hang>teardown"
+DROPPED = "named/multinode/user/peer-then-owner"
+
+
+def cli(*args):
+    """`python -m conformance ARGS`; returns (exit code, stdout + stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120)
+    return proc.returncode, proc.stdout
+
+
+def committed() -> dict:
+    with open(COMMITTED) as f:
+        return json.load(f)
+
+
+def write(tmp_path, doc, name="now.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def entry(doc, sid):
+    return next(s for s in doc["scenarios"] if s["id"] == sid)
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a table row (columns are 2+ spaces apart)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+def slice_of(doc: dict) -> dict:
+    """The committed report cut down to the slice, as a run of the slice writes it."""
+    listed = set(known_failures.load(SLICE))
+    out = copy.deepcopy(doc)
+    out["scenarios"] = [s for s in out["scenarios"] if s["id"] in listed]
+    return out
+
+
+def test_identical_report_is_green(tmp_path):
+    now = write(tmp_path, slice_of(committed()))
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", SLICE)
+    assert code == 0, text
+    assert text.strip() == (f"compare: passed: 11 scenarios of torchrl have the verdicts of "
+                            f"{COMMITTED} (7 fail, 1 hang, 3 pass)"), text
+    # without a list: every scenario of the run, here the whole committed matrix
+    code, text = cli("compare", COMMITTED, "--against", COMMITTED)
+    assert code == 0 and "compare: passed: 102 scenarios" in text, text
+
+
+def test_drift_is_red_with_the_diff(tmp_path):
+    doc = slice_of(committed())
+    seed = entry(doc, SEED)
+    seed.update(verdict="fail", oracles=["no_ray_restart"])
+    seed["evidence"]["violations"] = {"no_ray_restart": [
+        "op 6 (teardown buffer) started a Ray runtime (127.0.0.1:1/session_x)"]}
+    entry(doc, FAILING)["oracles"] = ["no_ray_restart", "teardown_never_raises"]
+    entry(doc, HANGING).update(verdict="pass", oracles=[])
+    doc["scenarios"].remove(entry(doc, DROPPED))
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", SLICE)
+    assert code == 1, text
+    assert "compare: 4 of 11 scenarios of torchrl drifted from" in text, text
+    lines = text.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split() == [
+        "scenario", "committed", "now", "repro"])
+    rows = [ln.split(None, 1)[0] for ln in lines[head + 2:head + 6]]
+    assert rows == [SEED, FAILING, HANGING, DROPPED], lines[head:head + 7]  # slice order
+    row = {cells(ln)[0]: cells(ln) for ln in lines[head + 2:head + 6]}
+    assert row[SEED] == [SEED, "pass", "fail [no_ray_restart]", seed["repro"]], row[SEED]
+    assert row[FAILING] == [
+        FAILING, "fail [no_ray_restart]", "fail [no_ray_restart, teardown_never_raises]",
+        f"python -m conformance repro '{FAILING}' --impl torchrl"], row[FAILING]
+    assert row[HANGING][1:3] == ["hang", "pass"], row[HANGING]
+    assert row[DROPPED] == [DROPPED, "fail [name_freed]", "- (not in the report)",
+                            f"python -m conformance repro {DROPPED} --impl torchrl"]
+    # what happened to a scenario that fails now, and how to rerun it
+    assert f"now fail: {SEED} (was pass):" in text, text
+    assert "op 6 (teardown buffer) started a Ray runtime" in text
+    assert f"reproduce: {seed['repro']}" in text
+    assert f"commands in {os.path.join(os.path.dirname(COMMITTED), 'README.md')}" in text
+    assert lines[-1] == f"compare: FAILED: 4 of 11 scenarios drifted ({tmp_path / 'now.json'} " \
+                        f"against {COMMITTED})", lines[-1]
+    unchanged = "use_after_close/local/user/evaluator"
+    assert unchanged not in text  # only the drift is listed
+
+
+def test_a_hang_is_compared_by_verdict_a_fail_by_its_oracles_too(tmp_path):
+    doc = slice_of(committed())
+    entry(doc, HANGING)["oracles"] = ["no_hang", "no_leftover_process"]  # varies run to run
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", SLICE)
+    assert code == 0, text
+    entry(doc, FAILING)["oracles"] = []  # the same verdict, other oracles: drift
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", SLICE)
+    assert code == 1, text
+    row = next(cells(ln) for ln in text.splitlines() if ln.strip().startswith(FAILING))
+    assert row[1:3] == ["fail [no_ray_restart]", "fail []"], row
+
+
+def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")
+    code, text = cli("compare", write(tmp_path, slice_of(committed())), "--against", COMMITTED,
+                     "--scenarios-from", listing)
+    assert code == 1, text
+    row = next(cells(ln) for ln in text.splitlines()
+               if ln.strip().startswith("named/local/user/no-such-scenario"))
+    assert row[1:3] == ["- (not in the report)", "- (not in the report)"], row
+    assert "compare: FAILED: 1 of 2 scenarios drifted" in text, text
+
+
+def test_other_versions_are_red(tmp_path):
+    doc = slice_of(committed())
+    doc["versions"]["ray"] = "2.61.0"
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", SLICE)
+    assert code == 1, text
+    assert "compare: ray 2.61.0 in" in text and "2.60.0 in" in text, text
+    assert "compare: FAILED: 0 of 11 scenarios drifted, versions differ" in text, text
+    doc["versions"]["python"] = "3.12.1"  # the interpreter may differ
+    doc["versions"]["ray"] = "2.60.0"
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED)
+    assert code == 0, text
+
+
+def test_unusable_input_exits_2(tmp_path):
+    code, text = cli("compare", tmp_path / "absent.json", "--against", COMMITTED)
+    assert code == 2 and "compare: FAILED: no usable input" in text and "absent.json" in text
+    bad = tmp_path / "slice.txt"
+    bad.write_text(f"{SEED}\n")  # no '# why'
+    code, text = cli("compare", COMMITTED, "--against", COMMITTED, "--scenarios-from", bad)
+    assert code == 2 and "has no '# reason'" in text, text
+
+
+def test_slice_file_covers_the_seed_and_every_verdict():
+    listed = known_failures.load(SLICE)
+    assert 8 <= len(listed) <= 12 and SEED in listed
+    verdicts = {s["id"]: s["verdict"] for s in committed()["scenarios"]}
+    assert set(listed) <= set(verdicts), sorted(set(listed) - set(verdicts))
+    assert {verdicts[i] for i in listed} == {"pass", "fail", "hang"}
+    assert {i.split("/")[1] for i in listed} == {"local", "multinode"}
+    assert {i.split("/")[2] for i in listed} == {"user", "impl"}
+    # a timing oracle would make the comparison flaky under load
+    assert not any("teardown_within_bound" in s["oracles"] for s in committed()["scenarios"]
+                   if s["id"] in listed)
+
+
+def collect(*args):
+    """`pytest conformance --collect-only` (the reference: no torchrl needed)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RLC_", "PYTEST_"))}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance", "--collect-only",
+                           "-q", "-p", "no:cacheprovider", *map(str, args)], cwd=REPO, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120)
+    return proc.returncode, proc.stdout
+
+
+def test_pytest_runs_exactly_the_listed_scenarios(tmp_path):
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"# two of them\n{SEED}  # the seed\n{FAILING}  # cause 1\n")
+    code, text = collect("--scenarios-from", listing)
+    assert code == 0, text
+    ids = sorted(ln.split("[", 1)[1].rsplit("]", 1)[0] for ln in text.splitlines()
+                 if "test_scenario[" in ln)
+    assert ids == sorted([SEED, FAILING]), text
+    code, text = collect("--scenarios-from", listing, "--scenario", "exit/local/user/*")
+    ids = {ln.split("[", 1)[1].rsplit("]", 1)[0] for ln in text.splitlines()
+           if "test_scenario[" in ln}
+    assert code == 0 and {SEED, FAILING} < ids and len(ids) > 2, text
+    assert all(i in (SEED, FAILING) or i.startswith("exit/local/user/") for i in ids)
+
+
+def test_pytest_rejects_a_listed_id_not_in_the_run(tmp_path):
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"{SEED}  # the seed\norder/local/user/no>such  # a typo\n")
+    code, text = collect("--scenarios-from", listing)
+    assert code == 4, text  # pytest's usage error
+    assert (f"--scenarios-from {listing}: order/local/user/no>such: not in the quick profile "
+            "on local,multinode for reference") in text, text
+    code, text = collect("--scenarios-from", listing, "--ray-fixture", "multinode")
+    assert code == 4 and f"{SEED}, order/local/user/no>such: not in the quick" in text, text
