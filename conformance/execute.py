@@ -5,6 +5,7 @@ import json
 import os
 import shlex
 import time
+import weakref
 
 from conformance.after_exit import actors_after_exit
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
@@ -64,38 +65,71 @@ def history_file(workdir: str) -> str:
     return os.path.join(workdir, "history.jsonl")
 
 
-def prestart(scenario, impl: str, adapter, session, workdir: str,
-             address: str | None = None) -> None:
-    """Start ``scenario``'s driver now; ``run_scenario`` adopts it later.
-    A failure here is left for ``run_scenario`` to meet again (and report)."""
-    try:
-        session.prestarted[scenario.id] = start_scenario(
-            scenario, impl, adapter, session, workdir, address)
-    except Exception:  # noqa: BLE001 - the scenario's own run reports it
-        pass
+class EarlyStart:
+    """Starting the next scenario's driver while this one exits, in one
+    place: which drivers were started ahead (per session), when to start
+    one, and adopting or stopping them.
 
+    When a driver has written its "exiting" record, the driver of the
+    worker's next test starts if that one is a scenario the implementation
+    supports on a fixture whose drivers start their own Ray
+    (``overlap_start``): one driver's exit then overlaps the next one's
+    start-up instead of leaving the cores idle.
+    """
 
-def stop_stale_prestarts(session) -> None:
-    """Kill the drivers prestarted for tests this process did not run next
-    (``--dist worksteal`` hands a queued test to another worker): unobserved,
-    they would run next to this scenario, on the same multinode cluster."""
-    while session.prestarted:
-        _, driver = session.prestarted.popitem()
-        driver.stop()
+    _by_session: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def __init__(self, session):
+        self.session = session
+        self.started: dict = {}  # scenario id -> DriverRun started ahead of its test
+
+    @classmethod
+    def of(cls, session) -> "EarlyStart":
+        if session not in cls._by_session:
+            cls._by_session[session] = cls(session)
+        return cls._by_session[session]
+
+    def trigger(self, upcoming, impl: str, adapter, workdir_factory, address=None):
+        """What ``run_scenario(then=...)`` calls once the current driver exits:
+        start ``upcoming``'s driver, or None when it is not to start early."""
+        from fixtures.clusters import FIXTURE_CLASSES
+
+        if (upcoming is None or adapter.unsupported(upcoming.requires)
+                or not FIXTURE_CLASSES[upcoming.fixture].overlap_start):
+            return None
+        return lambda: self.start(upcoming, impl, adapter, workdir_factory(), address)
+
+    def start(self, scenario, impl: str, adapter, workdir: str, address=None) -> None:
+        """Start ``scenario``'s driver now; ``run_scenario`` adopts it later.
+        A failure here is left for ``run_scenario`` to meet again (and report)."""
+        try:
+            self.started[scenario.id] = start_scenario(
+                scenario, impl, adapter, self.session, workdir, address)
+        except Exception:  # noqa: BLE001 - the scenario's own run reports it
+            pass
+
+    def adopt(self, scenario_id: str):
+        """The driver started ahead for ``scenario_id`` (or None); every other
+        one is killed: a test this process did not run next (``--dist
+        worksteal`` gave it to another worker) must not run unobserved next
+        to this scenario, on the same cluster."""
+        driver = self.started.pop(scenario_id, None)
+        while self.started:
+            _, stale = self.started.popitem()
+            stale.stop()
+        return driver
 
 
 def run_scenario(scenario, impl: str, adapter, session, workdir: str,
                  address: str | None = None, then=None, entry: tuple = DRIVER_ENTRY) -> dict:
     """Execute ``scenario`` against ``impl``; return its report entry.
 
-    Adopts the driver ``prestart`` started for it, if any. ``then()`` runs
-    once the driver has written its "exiting" record (operations and probes
-    done, the interpreter exit under way): the harness starts the next
-    scenario's driver there, so that one driver's exit overlaps the next
-    one's start-up instead of leaving the cores idle.
+    Adopts the driver started for it ahead (``EarlyStart``), if any.
+    ``then()`` runs once the driver has written its "exiting" record
+    (operations and probes done, the interpreter exit under way): see
+    ``EarlyStart.trigger``.
     """
-    driver = session.prestarted.pop(scenario.id, None)
-    stop_stale_prestarts(session)
+    driver = EarlyStart.of(session).adopt(scenario.id)
     driver = driver or start_scenario(scenario, impl, adapter, session, workdir, address, entry)
     history_path = history_file(driver.request["cwd"])  # a prestarted driver's own workdir
     if then is not None:

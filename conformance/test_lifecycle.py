@@ -1,9 +1,8 @@
 """One test per catalog scenario: run it in an isolated driver, judge it."""
 import pytest
 
-from conformance.execute import failure_message, prestart, run_scenario, skip_entry
+from conformance.execute import EarlyStart, failure_message, run_scenario, skip_entry
 from conformance.plugin import next_scenario
-from fixtures.clusters import FIXTURE_CLASSES
 
 
 def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_factory):
@@ -14,13 +13,9 @@ def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_fac
         request.node._rlc_result = skip_entry(
             scenario, f"{adapter.name} does not support {', '.join(missing)}")
         pytest.skip(f"{adapter.name} does not support: {', '.join(missing)}")
-    then = None
-    upcoming = next_scenario(request.node)
-    if (upcoming is not None and not adapter.unsupported(upcoming.requires)
-            and FIXTURE_CLASSES[upcoming.fixture].overlap_start):
-        def then():  # the next driver starts while this one exits
-            workdir = str(tmp_path_factory.mktemp("next", numbered=True))
-            prestart(upcoming, rlc["impl"], adapter, conformance_session, workdir, rlc["address"])
+    then = EarlyStart.of(conformance_session).trigger(
+        next_scenario(request.node), rlc["impl"], adapter,
+        lambda: str(tmp_path_factory.mktemp("next", numbered=True)), rlc["address"])
     entry = run_scenario(scenario, rlc["impl"], adapter, conformance_session, str(tmp_path),
                          rlc["address"], then)
     request.node._rlc_result = entry

@@ -1,6 +1,6 @@
 """The next scenario's driver starts while the current one exits, and is adopted."""
 from conformance import catalog
-from conformance.execute import failure_message, prestart, run_scenario
+from conformance.execute import EarlyStart, failure_message, run_scenario
 from conformance.history import History, read_history
 from conformance.registry import load_adapter
 from fixtures import procs
@@ -16,7 +16,7 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
 
     def then():
         first_pid = History(read_history(str(tmp_path / "first" / "history.jsonl"))).setup["pid"]
-        prestart(upcoming, "reference", adapter, session, str(tmp_path / "next"))
+        EarlyStart.of(session).start(upcoming, "reference", adapter, str(tmp_path / "next"))
         started["first_alive"] = procs.pid_alive(first_pid)
 
     entry = run_scenario(first, "reference", adapter, session, str(tmp_path / "first"),
@@ -25,7 +25,7 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
     assert started["first_alive"], "the next driver started only after the first one had exited"
     adopted = run_scenario(upcoming, "reference", adapter, session, str(tmp_path / "other"))
     assert adopted["verdict"] == "pass", failure_message(adopted)
-    assert NEXT not in session.prestarted
+    assert NEXT not in EarlyStart.of(session).started
     assert not (tmp_path / "other" / "history.jsonl").exists()  # it ran in the prestarted workdir
     assert (tmp_path / "next" / "history.jsonl").exists()
 
@@ -33,12 +33,12 @@ def test_next_driver_starts_during_the_exit_and_is_adopted(session, tmp_path):
 def test_a_driver_prestarted_for_another_test_is_stopped_before_the_next_scenario(session, tmp_path):
     """--dist worksteal: the test this process prestarted went to another worker."""
     adapter = load_adapter("reference")
-    prestart(catalog.find(NEXT), "reference", adapter, session, str(tmp_path / "stolen"))
-    stolen = session.prestarted[NEXT]
+    EarlyStart.of(session).start(catalog.find(NEXT), "reference", adapter, str(tmp_path / "stolen"))
+    stolen = EarlyStart.of(session).started[NEXT]
     assert procs.pid_alive(stolen.pid)
     entry = run_scenario(catalog.find(FIRST), "reference", adapter, session, str(tmp_path / "first"))
     assert entry["verdict"] == "pass", failure_message(entry)
-    assert session.prestarted == {}
+    assert EarlyStart.of(session).started == {}
     assert not procs.pid_alive(stolen.pid)
     assert procs.find_marked(stolen.marker) == []
 
@@ -54,8 +54,8 @@ def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     adapter = load_adapter("reference")
     own = SessionResources(preload=preload_modules(adapter))
     try:
-        prestart(catalog.find(NEXT), "reference", adapter, own, str(tmp_path))
-        run = own.prestarted[NEXT]
+        EarlyStart.of(own).start(catalog.find(NEXT), "reference", adapter, str(tmp_path))
+        run = EarlyStart.of(own).started[NEXT]
         assert procs.pid_alive(run.pid)
     finally:
         own.close()
