@@ -129,6 +129,10 @@ def _record(component, handles):
 
 def _actor_pid(handle):
     """The pid of an actor's worker process, from the GCS actor table."""
+    # Private on purpose: the public ray.util.state.get_actor asks the
+    # dashboard's API server, which a Ray started with include_dashboard=False
+    # (as here and in the suite) does not run: ServerUnavailable (measured,
+    # Ray 2.60, 2026-11-23). ray._private.state reads the GCS directly.
     from ray._private import state
 
     return state.actors(actor_id=handle._actor_id.hex())["Pid"]
@@ -145,7 +149,7 @@ def _actor_states(settle=None):
     actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous)."""
     if not ray.is_initialized() or not ACTOR_IDS:
         return None
-    from ray._private import state
+    from ray._private import state  # not ray.util.state: see _actor_pid
 
     def states():
         out = {}
