@@ -18,17 +18,21 @@ from conformance.oracles import LIVE_STATES
 REAP_WAIT = 10.0
 
 
-def actors_after_exit(fixture: dict, final: dict | None) -> dict:
-    """``{"actors": {id: record}}`` of the live actors of the driver's jobs,
-    ``{"unknown": why}``, or ``{}`` where nothing can outlive the driver
-    (``local``) or the driver never said which jobs it ran."""
+def actors_after_exit(fixture: dict, final: dict | None, driver_pid: int | None) -> dict:
+    """``{"actors": {id: record}}`` of the live actors of the driver's jobs
+    (the ones it recorded, and every job the GCS lists with the driver's pid
+    as its driver), ``{"unknown": why}``, or ``{}`` where nothing can outlive
+    the driver (``local``) or no driver ever ran."""
     from fixtures.gcs import GcsObserver
     from fixtures.wait import ConditionTimeout, wait_for_condition
 
-    jobs = (final or {}).get("jobs")
-    if fixture.get("kind") == "local" or not jobs or not fixture.get("gcs_address"):
+    if fixture.get("kind") == "local" or driver_pid is None or not fixture.get("gcs_address"):
         return {}
     observer = GcsObserver(fixture["gcs_address"])
+    try:
+        jobs = sorted(set((final or {}).get("jobs") or ()) | set(observer.jobs_of_driver(driver_pid)))
+    except Exception as exc:  # noqa: BLE001 - judged unknown
+        return {"unknown": f"GCS job query after the driver's exit failed: {exc}"}
 
     def live():
         found = {}

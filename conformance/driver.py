@@ -60,7 +60,9 @@ class Context:
         self.actors: dict = {}
         self.removed_nodes: list = []
         self.gcs_address = self.fixture.get("gcs_address")
-        self.job_ids: list = []  # every job this driver ran (a user's ray_restart adds one)
+        #: (GCS address, job id) of every runtime this driver was connected to
+        #: (a user's ray_restart adds one; on local, with a GCS of its own)
+        self.jobs: list = []
         self._observer = None
         self.peer_standby = peer_standby  # forked before Ray, for a scenario's peer op
         self.connected: set = set()  # components reached by name: they own no actor
@@ -75,9 +77,9 @@ class Context:
 
         if ray.is_initialized():
             ctx = ray.get_runtime_context()
-            job = ctx.get_job_id()
-            if job not in self.job_ids:
-                self.job_ids.append(job)
+            pair = (ctx.gcs_address, ctx.get_job_id())
+            if pair not in self.jobs:
+                self.jobs.append(pair)
             self.gcs_address = self.gcs_address or ctx.gcs_address
 
     def init_ray_as_user(self) -> dict:
@@ -131,9 +133,10 @@ class Context:
                 self.last_known[i] = rec
         return out
 
-    def runtime_gone(self) -> bool:
-        """On the ``local`` fixture: the runtime the driver's actors live in is
-        shut down (Ray is down, or the driver now runs another runtime)."""
+    def runtime_gone(self, address: str | None = None) -> bool:
+        """On the ``local`` fixture: the runtime at ``address`` (default: the
+        one the driver's components were built in) is shut down (Ray is down,
+        or the driver now runs another runtime)."""
         import ray
 
         if self.fixture.get("kind") != "local":
@@ -141,7 +144,7 @@ class Context:
         if not ray.is_initialized():
             return True
         try:
-            return ray.get_runtime_context().gcs_address != self.gcs_address
+            return ray.get_runtime_context().gcs_address != (address or self.gcs_address)
         except Exception:  # noqa: BLE001 - shutting down under us
             return not ray.is_initialized()
 
@@ -245,7 +248,7 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
     verb = verbs.VERBS[op.verb]
     feature = verb.optional_feature
     if op.target and op.target not in ctx.objects and op.verb != "construct":
-        status, result, error, duration = "skipped", {"reason": f"no {op.target}"}, None, 0.0
+        status, result, error, duration = "skipped", {"reason": f"no {op.target}: never built"}, None, 0.0
     elif feature and feature not in ctx.adapter.features:
         status, error, duration = "unsupported", None, 0.0
         result = {"reason": f"{ctx.adapter.name} does not support {feature}",
@@ -304,27 +307,38 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict
 
 
 def job_actors(ctx: Context) -> dict:
-    """Every actor of this driver's job: ``{"actors": {id: record}}``, or
-    ``{"unknown": why}`` when the GCS does not answer. On the ``local`` fixture
-    once the driver's runtime is shut down, the actors the driver knows are
-    read by process (``"source": "process"``); an actor it never saw left a
+    """Every actor of this driver's jobs, in every runtime it was connected
+    to: ``{"actors": {id: record}}``, or ``{"unknown": why}`` when a GCS that
+    should answer does not. A job is the driver's if it recorded it or if the
+    GCS lists this process as its driver (an implementation that started
+    Ray, failed and shut it down leaves no other trace). On the ``local``
+    fixture, a runtime that is shut down is read by process for the actors
+    the driver knows (``"source": "process"``); an actor it never saw left a
     process behind, which the runner finds after the exit."""
+    from fixtures.gcs import GcsObserver
+
     ctx.note_ray_started()
-    obs = ctx.observer
-    if not ctx.job_ids:
-        return {"actors": {}, "source": "no job: Ray was never started"}
-    try:
-        if obs is None:
-            raise RuntimeError("no GCS address known")
-        found = {}
-        for job in ctx.job_ids:  # after a user's ray_restart on a cluster: both jobs
-            found.update(obs.job_actors(job))
-        return {"actors": found, "source": "gcs"}
-    except Exception as exc:  # noqa: BLE001
-        if ctx.runtime_gone():
+    addresses = list(dict.fromkeys([a for a, _ in ctx.jobs] + [ctx.gcs_address]))
+    addresses = [a for a in addresses if a]
+    if not addresses:
+        return {"actors": {}, "source": "no Ray runtime seen by the driver"}
+    found, sources = {}, []
+    for address in addresses:
+        recorded = [job for a, job in ctx.jobs if a == address]
+        try:
+            observer = ctx.observer if address == ctx.gcs_address else GcsObserver(address)
+            jobs = set(recorded) | set(observer.jobs_of_driver(os.getpid()))
+            for job in sorted(jobs):
+                found.update(observer.job_actors(job))
+            sources.append("gcs")
+        except Exception as exc:  # noqa: BLE001
+            if not ctx.runtime_gone(address):
+                return {"unknown": f"GCS {address}: query for the driver's jobs and their "
+                                   f"actors failed: {exc}"}
             known = [a["id"] for infos in ctx.actors.values() for a in infos]
-            return {"actors": ctx._states_by_process(known, str(exc)), "source": "process"}
-        return {"unknown": f"GCS query for the job's actors failed: {exc}"}
+            found.update(ctx._states_by_process(known, str(exc)))
+            sources.append("process")
+    return {"actors": found, "source": "+".join(sorted(set(sources)))}
 
 
 def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
@@ -336,7 +350,7 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
         "job_actors": job_actors(ctx),
         "actor_pids_alive": dead_actor_pids_alive(ctx, actors),
         "removed_nodes": ctx.removed_nodes,
-        "jobs": list(ctx.job_ids),  # read again by the parent after the exit
+        "jobs": [job for _, job in ctx.jobs],  # read again by the parent after the exit
     }
 
 
@@ -399,6 +413,9 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     writer.write(setup)
     for i, op in enumerate(scenario.ops):
         run_op(ctx, writer, i, op, baseline)
+    if ctx.armed_kills:  # e.g. a shrunk or hand-written scenario without its kill_landed
+        raise RuntimeError(f"{len(ctx.armed_kills)} kill(s) armed with `during` were never "
+                           "checked by a kill_landed op: whether they landed is unknown")
     if standby is not None:
         standby.close()
     faulthandler.dump_traceback_later(FINAL_PROBE_DEADLINE, exit=True)

@@ -140,7 +140,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     history = History(read_history(history_path), expected_ops=len(scenario.ops))
     with open(os.path.join(driver.request["cwd"], "request.json")) as f:
         fixture_info = json.load(f)["fixture"]
-    after_exit = actors_after_exit(fixture_info, history.final)
+    after_exit = actors_after_exit(fixture_info, history.final, (history.setup or {}).get("pid"))
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",
@@ -182,9 +182,12 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         oracles=sorted(violations),
         # coverage: ops the implementation could not do (a missing optional
         # feature) and the rules left unchecked because of them
+        # coverage: ops not done, because the implementation lacks a feature
+        # (unsupported) or the component was never built (skipped, e.g. a
+        # constructor allowed to fail with its defaults that did)
         unsupported=[f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
-                     f"{r['result'].get('reason')}".replace("  ", " ")
-                     for r in run.history.ops if r.get("status") == "unsupported"],
+                     f"{r['status']}: {r['result'].get('reason')}".replace("  ", " ")
+                     for r in run.history.ops if r.get("status") in ("unsupported", "skipped")],
         not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
                             for o in r["result"].get("not_checked", [])}),
         # oracles that could not answer (and "harness": what the harness failed

@@ -619,7 +619,10 @@ def fails_clearly(run: Run) -> list[str]:
         if r["status"] != "raised":
             continue
         e = r["error"]
-        if e["type"] in GENERIC_ERRORS - {"builtins.TypeError"}:
+        # a TypeError is a clear answer to bad arguments (fail=invalid:...), not
+        # to defaults or a killed actor (may_fail)
+        unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
+        if e["type"] in unclear:
             out.append(f"{_label(r)} raised an unclear {e['type']}: {e['message'][:200]}")
         if not args.get("fail") and r["op"]["verb"] != "construct":
             continue  # a call allowed to fail (a killed actor): clear is all it must be

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from conformance.budgets import PEER_DEADLINE
+from conformance.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.history import describe_error
 
 IMPL, HARNESS = "impl", "harness"
@@ -447,6 +447,8 @@ def _arm_kill(ctx, op):
 
 @verb(HARNESS, "wait for the kill armed with `during` and check it landed inside that op",
       probes_actors=True,
+      # past the longest wait below, so that its own message is what a user reads
+      deadline=lambda op, adapter, spec: KILL_ARM_WAIT + KILL_WAIT_ALIVE + KILL_VERIFY + 30.0,
       script=lambda op, w: ["timer = _ARMED.pop(0)", "timer.join()",
                             "return 'the armed kill landed'"])
 def kill_landed(ctx, op):
@@ -589,7 +591,7 @@ def ray_shutdown(ctx, op):
 
 @verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
             "does at the start (for the impl owner too: the new runtime is the user's)",
-      probes_actors=True,
+      probes_actors=True, deadline=lambda op, adapter, spec: INIT_DEADLINE + 30.0,
       script=lambda op, w: [
           "ray.shutdown()  # the user restarts Ray: the components' handles are stale now",
           "ray.init(**USER_INIT)"])
