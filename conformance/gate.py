@@ -56,9 +56,7 @@ def decide(doc: dict, out=sys.stdout, max_skipped: int = 0) -> int:
 
 
 def main(args) -> int:
-    try:
-        doc = report.load(args.report)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"gate: FAILED: no usable report: {exc}", file=sys.stderr)
+    doc = report.load_for_cli(args.report, "gate: FAILED")
+    if doc is None:
         return 2
     return decide(doc, max_skipped=args.max_skipped)

@@ -111,3 +111,15 @@ def load(path: str) -> dict:
     if doc.get("schema") not in READABLE_SCHEMAS:
         raise ValueError(f"{path}: not a conformance report of schema {READABLE_SCHEMAS}")
     return doc
+
+
+def load_for_cli(path: str, who: str):
+    """The report at ``path``, or None after telling stderr why (a command's
+    exit 2: "``who``: no usable report: ...")."""
+    import sys
+
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"{who}: no usable report: {exc}", file=sys.stderr)
+        return None

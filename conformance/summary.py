@@ -9,7 +9,6 @@ known failures, unexpected passes and skips. The classification is
 """
 from __future__ import annotations
 
-import sys
 from collections import Counter, defaultdict
 
 from conformance import report
@@ -202,10 +201,8 @@ def render(doc: dict) -> str:
 
 
 def main(args) -> int:
-    try:
-        doc = report.load(args.report)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"summary: no usable report: {exc}", file=sys.stderr)
+    doc = report.load_for_cli(args.report, "summary")
+    if doc is None:
         return 2
     text = render(doc)
     if args.out:
