@@ -111,6 +111,7 @@ collector = buffer = evaluator = None  # the components, as the operations leave
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
+_ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
 
 
 class Unsupported(Exception):

@@ -382,7 +382,9 @@ def _kill_script(op, w) -> list[str]:
             k: v for k, v in a.items() if k not in ("during", "after")}), w)
         after = float(a.get("after", 0.5))
         body = [line for line in now[1:] if not line.startswith("return ")]
-        return [now[0], "", "def _land():"] + ["    " + line for line in body] + [
+        return [now[0], "", "def _land():", "    try:"] + ["        " + line for line in body] + [
+            "    except BaseException as exc:  # reported by the kill_landed op",
+            "        _ARMED_ERRORS.append(exc)",
             "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
             f"_ARMED.append(threading.Timer({after}, _land))",
             f"return 'armed: lands {after}s into the next {a['during']}'"]
@@ -450,6 +452,8 @@ def _arm_kill(ctx, op):
       # past the longest wait below, so that its own message is what a user reads
       deadline=lambda op, adapter, spec: KILL_ARM_WAIT + KILL_WAIT_ALIVE + KILL_VERIFY + 30.0,
       script=lambda op, w: ["timer = _ARMED.pop(0)", "timer.join()",
+                            "if _ARMED_ERRORS:",
+                            "    raise _ARMED_ERRORS.pop(0)  # the kill itself failed",
                             "return 'the armed kill landed'"])
 def kill_landed(ctx, op):
     if not ctx.armed_kills:
