@@ -32,6 +32,9 @@ class Catch:
     verdict: str
     oracles: tuple
     may_also: tuple = ()
+    #: oracles that may answer unknown in this run (measured: e.g. the GCS of
+    #: a runtime the buggy thread started while Ray shut down does not answer)
+    may_be_unknown: tuple = ()
 
     def ids(self, cross: bool = True) -> list[str]:
         """The scenario ids: every fixture with every owner (``cross``), or
@@ -480,7 +483,8 @@ REGRESSIONS = {r.id: r for r in (
         # catch is claimed on local only
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
-                         "no_leftover_thread")),),
+                         "no_leftover_thread"),
+               may_be_unknown=("no_leftover_actor",)),),
         {"collector": _background_unguarded},
         fixtures=("local",),
     ),

@@ -30,7 +30,7 @@ def test_a_toy_verb_declared_once_runs_end_to_end_and_in_its_script(session, tmp
     assert scenario.requires == ("toy_reads",)  # the feature it declared
     assert load_adapter("reference").unsupported(scenario.requires) == ["toy_reads"]
     adapter = load_adapter(IMPL)
-    assert ops.deadline_of(scenario.ops[2], adapter, None) == 30.0
+    assert verbs.deadline_of(scenario.ops[2], adapter, None) == 30.0
 
     entry = run_scenario(scenario, IMPL, adapter, session, str(tmp_path / "run"))
     assert entry["verdict"] == "pass", failure_message(entry)
