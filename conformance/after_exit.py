@@ -24,7 +24,7 @@ def actors_after_exit(fixture: dict, final: dict | None, driver_pid: int | None)
     as its driver), ``{"unknown": why}``, or ``{}`` where nothing can outlive
     the driver (``local``) or no driver ever ran."""
     from fixtures.gcs import GcsObserver
-    from fixtures.wait import ConditionTimeout, wait_for_condition
+    from fixtures.wait import poll
 
     if fixture.get("kind") == "local" or driver_pid is None or not fixture.get("gcs_address"):
         return {}
@@ -42,22 +42,14 @@ def actors_after_exit(fixture: dict, final: dict | None, driver_pid: int | None)
         return found
 
     try:
-        # Only detached actors may remain once Ray has reaped the others.
-        left = wait_for_condition(lambda: _only_detached(live()), REAP_WAIT,
-                                  message="only detached actors left")
-    except ConditionTimeout:
-        try:
-            left = live()
-        except Exception as exc:  # noqa: BLE001 - judged unknown
-            return {"unknown": f"GCS query after the driver's exit failed: {exc}"}
-    left = {} if left is True else left
+        # Only detached actors may remain once Ray has reaped the others;
+        # whatever is alive after REAP_WAIT is reported. A query that fails is
+        # unknown at once, never "nothing left".
+        left = poll(live, lambda found: all(r.get("detached") for r in found.values()),
+                    REAP_WAIT)
+    except Exception as exc:  # noqa: BLE001 - judged unknown
+        return {"unknown": f"GCS query after the driver's exit failed: {exc}"}
     return {"actors": left, "killed": _kill(left)}
-
-
-def _only_detached(found: dict):
-    if all(rec.get("detached") for rec in found.values()):
-        return found or True  # truthy: done, with nothing left
-    return None
 
 
 def _kill(actors: dict) -> list:
