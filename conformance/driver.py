@@ -348,15 +348,17 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
         "threads": new_threads(baseline_threads),
         "actors": actors,
         "job_actors": job_actors(ctx),
-        "actor_pids_alive": dead_actor_pids_alive(ctx, actors),
+        "zombie_pids": zombie_pids(ctx, actors),
         "removed_nodes": ctx.removed_nodes,
         "jobs": [job for _, job in ctx.jobs],  # read again by the parent after the exit
     }
 
 
-def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
-    """For each actor the GCS reports dead: is its worker process still running?
-    Waits up to SETTLE_SECONDS, since Ray reaps a killed worker asynchronously."""
+def zombie_pids(ctx: Context, actors: dict) -> dict:
+    """``{actor id: pid}`` of the actors the GCS reports DEAD whose worker
+    process still runs (a zombie actor, ray-project/ray#52322). Waits up to
+    SETTLE_SECONDS for them to go, since Ray reaps a killed worker
+    asynchronously; the parent kills what is left (``after_exit``)."""
     dead = {}
     for comp, infos in ctx.actors.items():
         states = actors.get(comp, {})
@@ -365,8 +367,8 @@ def dead_actor_pids_alive(ctx: Context, actors: dict) -> dict:
             if pid and states.get(a["id"], {}).get("state") in DEAD_STATES:
                 dead[a["id"]] = pid
     # a killed orphan may linger as a zombie: pid_alive says False
-    return poll(lambda: {aid: procs.pid_alive(pid) for aid, pid in dead.items()},
-                lambda alive: not any(alive.values()), SETTLE_SECONDS)
+    return poll(lambda: {aid: pid for aid, pid in dead.items() if procs.pid_alive(pid)},
+                lambda running: not running, SETTLE_SECONDS)
 
 
 def main(request_path: str) -> int:

@@ -7,7 +7,7 @@ import shlex
 import time
 import weakref
 
-from conformance.after_exit import actors_after_exit
+from conformance.after_exit import actors_after_exit, kill_zombies
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
 from conformance.verbs import deadline_of
@@ -141,6 +141,9 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     with open(os.path.join(driver.request["cwd"], "request.json")) as f:
         fixture_info = json.load(f)["fixture"]
     after_exit = actors_after_exit(fixture_info, history.final, (history.setup or {}).get("pid"))
+    zombies_killed = kill_zombies(history.final)
+    if zombies_killed:
+        after_exit = {**after_exit, "zombies_killed": zombies_killed}
     run = Run(
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",

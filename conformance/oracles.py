@@ -216,15 +216,14 @@ def no_leftover_process(run: Run) -> list[str]:
     if run.leftover and run.history.missing() and not in_implementation(run):
         # the driver stopped in the harness's code: Ray's own cleanup never ran
         out = [Unknown(f"{m}, after the driver stopped {position_text(run)}") for m in out]
-    alive = final_of(run, "actor_pids_alive")
-    if isinstance(alive, Unknown):
-        return out + [alive] if run.history.final is not None else out
-    for aid, running in alive.items():
-        if running:
-            comp = next((r["op"]["target"] for r in run.op_records("construct")
-                         for a in created_actors(r) if a["id"] == aid), "?")
-            out.append(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
-                       "is still running")
+    zombies = final_of(run, "zombie_pids")
+    if isinstance(zombies, Unknown):
+        return out + [zombies] if run.history.final is not None else out
+    for aid, pid in zombies.items():
+        comp = next((r["op"]["target"] for r in run.op_records("construct")
+                     for a in created_actors(r) if a["id"] == aid), "?")
+        out.append(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
+                   f"(pid {pid}) is still running")
     return out
 
 

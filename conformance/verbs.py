@@ -291,7 +291,7 @@ def _ray_worker_cmdline(pid: int) -> str:
         return ""
 
 
-def _check_signalable(pid, class_name: str | None = None) -> None:
+def check_signalable(pid, class_name: str | None = None) -> None:
     """Refuse a signal that could hit the harness or a bystander: pid 0/1/
     negative (a process group or init), this driver, its process group, a
     process that is not a Ray actor worker of the actor's class (Ray titles
@@ -490,13 +490,13 @@ def _kill_now(ctx, op, injected=lambda: None):
         injected()
         out["state"] = _wait_not_alive(ctx, info["id"], what)
     elif how == "sigkill":
-        _check_signalable(info["pid"], info["class_name"])
+        check_signalable(info["pid"], info["class_name"])
         os.kill(info["pid"], signal.SIGKILL)
         injected()
         _wait_process_gone(info["pid"], what)
     elif how == "exit":
         _require_ray(how)
-        _check_signalable(info["pid"], info["class_name"])
+        check_signalable(info["pid"], info["class_name"])
         handle.__ray_call__.remote(lambda self: os._exit(1))
         injected()
         _wait_process_gone(info["pid"], what)

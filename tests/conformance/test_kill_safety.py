@@ -4,20 +4,20 @@ import subprocess
 
 import pytest
 
-from conformance.verbs import HarnessError, _check_signalable
+from conformance.verbs import HarnessError, check_signalable
 
 
 @pytest.mark.parametrize("pid", [0, 1, -1, None])
 def test_no_signal_to_a_process_group_or_init(pid):
     with pytest.raises(HarnessError, match="refusing to signal pid"):
-        _check_signalable(pid)
+        check_signalable(pid)
 
 
 def test_no_signal_to_the_driver_or_its_group():
     with pytest.raises(HarnessError, match="the driver itself or its process group"):
-        _check_signalable(os.getpid())
+        check_signalable(os.getpid())
     with pytest.raises(HarnessError, match="the driver itself or its process group"):
-        _check_signalable(os.getpgrp())
+        check_signalable(os.getpgrp())
 
 
 def test_no_signal_to_a_process_that_is_not_a_ray_worker():
@@ -29,9 +29,9 @@ def test_no_signal_to_a_process_that_is_not_a_ray_worker():
     try:  # its command line is empty while it execs (seen under load)
         wait_for_condition(lambda: psutil.Process(proc.pid).cmdline() == ["sleep", "30"], 10)
         with pytest.raises(HarnessError, match="not a Ray worker"):
-            _check_signalable(proc.pid)
+            check_signalable(proc.pid)
     finally:
         proc.kill()
         proc.wait()
     with pytest.raises(HarnessError, match="is not running"):
-        _check_signalable(proc.pid)
+        check_signalable(proc.pid)

@@ -7,7 +7,7 @@ from conformance.verdict import decide
 
 RAY = "127.0.0.1:1/session_a/01000000"
 FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
-         "job_actors": {"actors": {}, "source": "gcs"}, "actor_pids_alive": {}}
+         "job_actors": {"actors": {}, "source": "gcs"}, "zombie_pids": {}}
 
 
 def scenario(*ops, owner="user"):
@@ -373,9 +373,9 @@ def test_a_constructor_that_restarts_or_shuts_down_a_running_ray_fails():
 
 def test_a_zombie_actor_is_a_leftover_process():
     recs = [end(0, "construct", "collector", result={"actors": [{"id": "c1"}]}),
-            {**FINAL, "actor_pids_alive": {"c1": True}}]
+            {**FINAL, "zombie_pids": {"c1": 4242}}]
     assert judge(run_of(recs))["no_leftover_process"] == [
-        "collector actor c1: Ray reports it DEAD, its worker process is still running"]
+        "collector actor c1: Ray reports it DEAD, its worker process (pid 4242) is still running"]
 
 
 def test_a_failure_that_takes_too_long_fails_clearly():
