@@ -16,17 +16,17 @@ import faulthandler
 import json
 import os
 import sys
-import threading
 import time
 import traceback
 
 from conformance import verbs
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
     PROBE_DEADLINE, SETTLE_SECONDS, exit_bound
-from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History, HistoryWriter, \
+from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, \
     describe_error, read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
+from conformance.threads import new_threads, threads_now
 from fixtures import procs
 from fixtures.wait import poll
 
@@ -70,6 +70,7 @@ class Context:
         self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
         self.armed_kills: list = []  # kills waiting to land inside an op (verbs.kill `during`)
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
+        self.baseline_threads: list = []  # the threads before the scenario (threads.new_threads)
 
     # -- Ray facts, read without starting Ray --------------------------------
     def note_ray_started(self) -> None:
@@ -222,24 +223,6 @@ class Context:
         return {"exit_code": exit_code, "timed_out": timed_out, "stderr_tail": stderr[-3000:],
                 "ops": peer.ops, "missing": peer.missing(),
                 "stopped_in_harness": harness_raised or (bool(peer.missing()) and not in_impl_op)}
-
-
-def _threads_now() -> list[dict]:
-    out = []
-    for t in threading.enumerate():
-        target = getattr(t, "_target", None)
-        module = getattr(target, "__module__", None) or type(t).__module__
-        out.append({"name": t.name, "module": module, "daemon": t.daemon, "ident": t.ident})
-    return out
-
-
-def new_threads(baseline: list[dict]) -> list[dict]:
-    """Threads started since ``baseline`` that may be the implementation's:
-    not Ray's own (by module) and not the harness's (named ``rlc-``)."""
-    base = {t["ident"] for t in baseline}
-    return [t for t in _threads_now() if t["ident"] not in base
-            and not str(t["module"]).startswith(RAY_THREAD_MODULES)
-            and not t["name"].startswith("rlc-")]
 
 
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
@@ -400,8 +383,9 @@ def main(request_path: str) -> int:
 
 def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     """Setup, every op with its probe, the final probe: the harness's part."""
-    baseline = _threads_now()
+    baseline = threads_now()
     ctx = Context(request, standby)
+    ctx.baseline_threads = baseline
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name}

@@ -20,6 +20,11 @@ from gymnasium.envs.classic_control.cartpole import CartPoleEnv
 #: alone takes ~20 us here, measured)
 STEP_SECONDS = 0.05
 SLOW_ENV_ID = "conformance.envs:RlcSlowCartPole-v0"
+#: seconds one step of the very slow env sleeps: a 64-frame batch takes
+#: 12.8 s, longer than any graceful wait a teardown may take (the suite's
+#: 10 s teardown bound; torchrl 0.14.1's shutdown() joins its thread for 5 s)
+LONG_STEP_SECONDS = 0.2
+LONG_BATCH_ENV_ID = "conformance.envs:RlcVerySlowCartPole-v0"
 
 
 class SlowCartPole(CartPoleEnv):
@@ -42,3 +47,6 @@ class SlowCartPole(CartPoleEnv):
 
 if "RlcSlowCartPole-v0" not in gym.registry:
     gym.register("RlcSlowCartPole-v0", entry_point=SlowCartPole, max_episode_steps=500)
+if "RlcVerySlowCartPole-v0" not in gym.registry:
+    gym.register("RlcVerySlowCartPole-v0", entry_point=SlowCartPole, max_episode_steps=500,
+                 kwargs={"step_seconds": LONG_STEP_SECONDS})

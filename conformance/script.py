@@ -355,6 +355,10 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
 
     out += ["", ""] + source_of(runtime_identity)
     out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + source_of(verbs._batch)
+    if any(op.verb == "in_ray_call" for op in scenario.ops):
+        from conformance.threads import inside_ray
+
+        out += ["", ""] + source_of(inside_ray)
     table = []
     for i, op in enumerate(scenario.ops):
         out += ["", ""]

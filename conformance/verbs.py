@@ -235,6 +235,37 @@ def wait_frames(ctx, op):
     return {"frames": n}
 
 
+#: seconds in_ray_call waits for a thread of the implementation to be inside Ray
+IN_CALL_WAIT = 30.0
+
+
+def _in_ray_call_script(op, w) -> list[str]:
+    return ["t0 = time.monotonic()",
+            "while not (found := inside_ray()) and time.monotonic() - t0 < "
+            f"{IN_CALL_WAIT}:",
+            "    time.sleep(0.05)",
+            "if not found:",
+            f"    raise RuntimeError('no thread of the implementation entered a Ray call in "
+            f"{IN_CALL_WAIT} s')",
+            "return f'inside Ray: {found}'"]
+
+
+@verb(HARNESS, "wait until a thread the implementation started is inside a call into Ray "
+               "(its innermost frame in the ray package), so that the next op races that "
+               "call on purpose, not by chance; records the thread and where",
+      deadline=lambda op, adapter, spec: IN_CALL_WAIT + 30.0, script=_in_ray_call_script)
+def in_ray_call(ctx, op):
+    from conformance.threads import inside_ray
+    from fixtures.wait import poll
+
+    exclude = {t["ident"] for t in ctx.baseline_threads}
+    found = poll(lambda: inside_ray(exclude), bool, IN_CALL_WAIT)
+    if not found:
+        raise HarnessError(f"no thread of the implementation was inside a Ray call within "
+                           f"{IN_CALL_WAIT} s: the race the scenario sets up did not happen")
+    return {"inside": found}
+
+
 @verb(IMPL, "sample a batch from the buffer (args: batch_size)")
 def sample(ctx, op):
     data = ctx.adapter.sample(ctx.objects["buffer"], int(op.args.get("batch_size", 8)))

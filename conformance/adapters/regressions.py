@@ -292,6 +292,22 @@ def _graceful_exit_zombie(base):
     return Buffer
 
 
+def _waits_for_batch_in_flight(base):
+    class Collector(base):
+        def _wait(self, refs, method, num_returns=1, timeout=None):
+            from impl import calls
+
+            # one blocking wait per batch: the stop flag is looked at between
+            # batches only
+            return calls.wait(refs, num_returns=num_returns, timeout=timeout)[0]
+
+        def _join_thread(self, deadline):
+            if self._thread is not None and self._thread is not threading.current_thread():
+                self._thread.join()  # "let the batch in flight finish": no bound
+
+    return Collector
+
+
 def _exit_hangs(base):
     class Collector(base):
         def start(self):
@@ -525,6 +541,16 @@ REGRESSIONS = {r.id: r for r in (
         "ray-project/ray#52322 (actors Ray reports DEAD whose processes still run)",
         (Catch("double_close/*/*/buffer-twice", "fail", ("no_leftover_process",)),),
         {"buffer": _graceful_exit_zombie},
+    ),
+    Regression(
+        "waits-for-batch-in-flight",
+        "collector.shutdown() lets the background thread finish the batch in flight (one "
+        "blocking wait per batch, an unbounded join): a batch longer than the bound makes "
+        "the teardown overrun it",
+        "a graceful stop that waits for the worker's current item (torchrl 0.14.1 bounds its "
+        "join at 5 s and leaves the thread running instead: see ci/results/torchrl)",
+        (Catch("background/*/user/long-batch>teardown>ray", "fail", ("teardown_within_bound",)),),
+        {"collector": _waits_for_batch_in_flight},
     ),
     Regression(
         "exit-hangs-on-thread",

@@ -10,6 +10,9 @@ SUBSET_MARK = "~no-"
 #: an env whose step sleeps 0.05 s (``conformance.envs``): a 64-frame batch
 #: takes 3.2 s, so a race against a collector's call finds it in flight
 SLOW_ENV = {"env_id": "conformance.envs:RlcSlowCartPole-v0"}
+#: an env whose 64-frame batch takes 12.8 s: longer than any graceful wait
+#: of a teardown (``conformance.envs.LONG_STEP_SECONDS``)
+LONG_BATCH_ENV = {"env_id": "conformance.envs:RlcVerySlowCartPole-v0"}
 
 
 def subset_variant(variant: str, comps) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.catalog.build import ALL, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
+from conformance.catalog.build import ALL, LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
     warm_up
 from conformance.verbs import KILL_HOWS
 from conformance.scenario import Scenario
@@ -101,8 +101,21 @@ def background(fixture, owner, comps=ALL):
         *head, op("teardown", "buffer"), op("teardown", "collector")], spec=spec, quick=True,
         impl_quick=True)
     yield make("background", fixture, owner, "ray-shutdown-under-thread", [
-        *head, op("ray_shutdown"), op("teardown", "collector"), op("teardown", "buffer")],
-        spec=slow, quick=True)
+        *head, op("in_ray_call"), op("ray_shutdown"), op("teardown", "collector"),
+        op("teardown", "buffer")], spec=slow, quick=True)
+    # The thread's batch outlasts any graceful wait of the teardown (12.8 s):
+    # shutdown() must still return within its bound, with its thread out of
+    # Ray, before Ray goes (the user's ray.shutdown() after it; or the
+    # collector's own shutdown_ray=True as the last holder of the runtime it
+    # started): ray-project/ray#31145, #48018, #61678
+    long = [*build(fixture, ("buffer", "collector")), op("start", "collector"), op("in_ray_call")]
+    long_spec = {**spec, **LONG_BATCH_ENV}
+    yield make("background", fixture, owner, "long-batch>teardown>ray", [
+        *long, op("teardown", "collector"), op("teardown", "buffer"), op("ray_shutdown")],
+        spec=long_spec, quick=True)
+    yield make("background", fixture, owner, "long-batch>buffer>collector(shutdown_ray)", [
+        *long, op("teardown", "buffer"), op("teardown", "collector", shutdown_ray=True)],
+        spec=long_spec, quick=fixture == "local", impl_quick=True)
 
 
 def double_close(fixture, owner, comps=ALL):
@@ -308,8 +321,8 @@ def interpreter_exit(fixture, owner, comps=ALL):
     if "buffer" in comps:
         yield make("exit", fixture, owner, "background-running", [
             *build(fixture, ("buffer", "collector")), op("start", "collector"),
-            op("wait_frames", "buffer", frames=64)], spec={"total_frames": -1, **SLOW_ENV}, quick=True,
-            impl_quick=True)
+            op("wait_frames", "buffer", frames=64), op("in_ray_call")],
+            spec={"total_frames": -1, **SLOW_ENV}, quick=True, impl_quick=True)
     yield make("exit", fixture, owner, "after-ray-shutdown", [
         *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
 

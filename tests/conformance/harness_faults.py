@@ -90,4 +90,9 @@ def main(fault, request_path):
         os.kill = _kill_without_sigkill(os.kill)
     elif fault == "corrupt-line":
         driver.HistoryWriter = CorruptingWriter
+    elif fault == "race-not-set-up":
+        from conformance import threads, verbs
+
+        verbs.IN_CALL_WAIT = 1.0
+        threads.inside_ray = lambda exclude=(): []  # the thread never seen inside Ray
     return driver.main(request_path)

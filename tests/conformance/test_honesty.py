@@ -9,6 +9,7 @@ from conformance.registry import load_adapter
 
 TEARDOWN = "double_close/local/user/buffer-twice"
 KILL = "killed/local/user/buffer-sigkill>teardown"
+RACE = "background/local/user/ray-shutdown-under-thread"
 ENTRY = ("tests.conformance.harness_faults", "main")
 
 # fault -> (scenario, a text the verdict's unknown findings must contain)
@@ -19,6 +20,7 @@ FAULTS = {
     "kill-fails": (KILL, "the fault was not injected"),
     "exit-0": (TEARDOWN, "the driver exited 0 in the harness's probe after op 1"),
     "corrupt-line": (TEARDOWN, "history line 3 is not a JSON record"),
+    "race-not-set-up": (RACE, "no thread of the implementation was inside a Ray call"),
     "observer-hangs": (TEARDOWN, "the driver passed a deadline in the harness's probe after op 1"),
 }
 
