@@ -22,6 +22,27 @@ def valid_choices() -> list[str]:
     ]
 
 
+def adapter_class(name: str):
+    """The adapter class (or object) ``name`` resolves to, imported but not
+    built: its class attributes (``Adapter.package``) without the
+    implementation installed."""
+    if name.startswith(REGRESSION_PREFIX):
+        from conformance.adapters.regressions import RegressionAdapter
+
+        return RegressionAdapter
+    target = BUILTINS.get(name, name)
+    if ":" not in target:
+        raise UsageError(
+            f"unknown implementation {name!r}; valid choices: {', '.join(valid_choices())}"
+        )
+    module_name, attr = target.split(":", 1)
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except Exception as exc:
+        raise UsageError(f"adapter {name!r} failed to import ({module_name}): "
+                         f"{type(exc).__name__}: {exc}") from exc
+
+
 def load_adapter(name: str):
     """Return an adapter instance for ``name`` or raise :class:`UsageError`."""
     if name.startswith(REGRESSION_PREFIX):
