@@ -37,10 +37,16 @@ def adapter_class(name: str):
         )
     module_name, attr = target.split(":", 1)
     try:
-        return getattr(importlib.import_module(module_name), attr)
-    except Exception as exc:
-        raise UsageError(f"adapter {name!r} failed to import ({module_name}): "
-                         f"{type(exc).__name__}: {exc}") from exc
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an adapter that fails to import is a usage error
+        raise UsageError(
+            f"adapter {name!r} failed to import ({module_name}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise UsageError(f"adapter {name!r}: {module_name} has no attribute {attr!r}") from exc
 
 
 def load_adapter(name: str):
@@ -57,23 +63,7 @@ def load_adapter(name: str):
             return regressions.make(rid)
         except Exception as exc:
             raise UsageError(f"adapter {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
-    target = BUILTINS.get(name, name)
-    if ":" not in target:
-        raise UsageError(
-            f"unknown implementation {name!r}; valid choices: {', '.join(valid_choices())}"
-        )
-    module_name, attr = target.split(":", 1)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # an adapter that fails to import is a usage error
-        raise UsageError(
-            f"adapter {name!r} failed to import ({module_name}): "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    try:
-        obj = getattr(module, attr)
-    except AttributeError as exc:
-        raise UsageError(f"adapter {name!r}: {module_name} has no attribute {attr!r}") from exc
+    obj = adapter_class(name)
     try:
         adapter = obj() if isinstance(obj, type) else obj
     except Exception as exc:  # e.g. the implementation's package is missing
