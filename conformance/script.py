@@ -350,7 +350,7 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
            ""]
     out += adapter.script_header()
     out += ["", "", f"NAMESPACE = {spec.namespace!r}",
-            f"ACTOR_NAME = 'rlc-eval-{{}}'.format(os.getpid())  # set by --actor-name", ""]
+            "ACTOR_NAME = 'rlc-eval-{}'.format(os.getpid())  # set by --actor-name", ""]
     from impl.runtime import runtime_identity  # the suite's and the reference's definition
 
     out += ["", ""] + source_of(runtime_identity)

@@ -549,7 +549,7 @@ REGRESSIONS = {r.id: r for r in (
         "the teardown overrun it",
         "a graceful stop that waits for the worker's current item (torchrl 0.14.1 bounds its "
         "join at 5 s and leaves the thread running instead: see ci/results/torchrl)",
-        (Catch("background/*/user/long-batch>teardown>ray", "fail", ("teardown_within_bound",)),),
+        (Catch("background/*/*/long-batch>teardown>ray", "fail", ("teardown_within_bound",)),),
         {"collector": _waits_for_batch_in_flight},
     ),
     Regression(
