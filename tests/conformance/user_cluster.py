@@ -24,6 +24,7 @@ What a loopback-only multi-node ``ray start`` cluster takes on Ray 2.60
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -83,13 +84,20 @@ class UserCluster:
 
     @property
     def address(self) -> str:
+        """For the suite (which keeps Ray on 127.0.0.1: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0)."""
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def user_address(self) -> str:
+        """For a user's own driver or node (Ray's defaults would rewrite 127.0.0.1)."""
+        return f"{loopback_name()}:{self.port}"
 
     def user_env(self, **extra) -> dict:
         """The environment of the user's own shell: their HOME (with the
         token), nothing of the suite's."""
         env = {k: v for k, v in os.environ.items() if k not in NOT_THE_USERS}
-        env.update(HOME=self.home, PYTHONPATH=REPO, RAY_USAGE_STATS_ENABLED="0", **extra)
+        env.update({"HOME": self.home, "PYTHONPATH": REPO, "RAY_USAGE_STATS_ENABLED": "0",
+                    **extra})
         return env
 
     def _node_env(self, node: str, **extra) -> dict:
@@ -109,7 +117,6 @@ class UserCluster:
 
     def start(self) -> "UserCluster":
         os.makedirs(self.home)
-        host = loopback_name()
         self._ray("token", ["get-auth-token", "--generate"], self._node_env("token"))
         self.port, *ports = free_ports(6)
         self._ray("head", [
@@ -123,7 +130,7 @@ class UserCluster:
         for i in range(self.workers):
             ports = free_ports(4)
             self._ray(f"worker{i}", [
-                "start", "--address", f"{host}:{self.port}",
+                "start", "--address", self.user_address,
                 "--dashboard-agent-listen-port", str(ports[0]),
                 "--dashboard-agent-grpc-port", str(ports[1]),
                 "--runtime-env-agent-port", str(ports[2]), "--metrics-export-port", str(ports[3]),
@@ -147,9 +154,45 @@ class UserCluster:
                 continue
         return found
 
+    def state(self) -> dict:
+        """What the cluster's GCS holds: ``{"jobs": [...], "actors": {id: record}}``,
+        read in a process of the user's (token mode: a test process keeps its
+        own Ray config)."""
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "state", self.address],
+                              env=self.user_env(RAY_AUTH_MODE="token"), capture_output=True,
+                              text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"reading the cluster's state failed:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout)
+
+    def job_processes(self) -> dict:
+        """{pid: (job id, command)} of the cluster's Ray workers (Ray puts
+        RAY_JOB_ID in a worker's environment)."""
+        found = {}
+        for proc in self.processes():
+            try:
+                job = proc.environ().get("RAY_JOB_ID")
+                if job:
+                    found[proc.pid] = (job, " ".join(proc.cmdline())[:80])
+            except psutil.Error:
+                continue
+        return found
+
     def stop(self) -> list:
         """Kill every process of the cluster (by its marker); the ones killed."""
         killed = procs.kill_marked(self.marker, grace=2.0)
         procs.reap_zombie_children()
         shutil.rmtree(self.root, ignore_errors=True)
         return killed
+
+
+def _print_state(address: str) -> None:
+    sys.path.insert(0, REPO)
+    from fixtures.gcs import GcsObserver
+
+    observer = GcsObserver(address)
+    print(json.dumps({"jobs": observer.jobs(), "actors": observer.all_actors()}))
+
+
+if __name__ == "__main__":
+    _print_state(sys.argv[2])
