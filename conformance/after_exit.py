@@ -26,6 +26,7 @@ runtime's shutdown, measured on Ray 2.60).
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -86,15 +87,18 @@ def actors_after_exit(fixture: dict, final: dict | None, pids: list, since: floa
 
 
 class Ledger:
-    """The drivers one session ran on clusters it did not start, for the
-    sweep at its end: ``spawned`` when a driver starts, ``exited`` once its
-    own check ran."""
+    """The drivers one session ran on clusters it did not start, appended to
+    ``<session tmp>/ledger.jsonl`` as they start and exit: the session's
+    close sweeps from it (``sweep``), and so does the run's controller once
+    its workers are gone, however they ended (``sweep_ledgers``: a worker
+    killed before its close leaves its file behind)."""
 
+    FILE = "ledger.jsonl"
     _by_session: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
     def __init__(self, session):
-        self.session_tmp = session.tmpdir
-        self.entries: list[dict] = []
+        self.path = os.path.join(session.tmpdir, self.FILE)
+        self.pids: set = set()
         session.on_close(self.sweep)
 
     @classmethod
@@ -103,59 +107,96 @@ class Ledger:
             cls._by_session[session] = cls(session)
         return cls._by_session[session]
 
+    def _write(self, record: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
     def spawned(self, fixture: dict, cleanup_env: dict, pid: int, since: float,
-                history_path: str) -> dict:
-        """Note a driver of ``fixture`` (only one the suite did not start:
-        ``external``); returns its entry (or {})."""
-        if fixture.get("kind") != "external":
-            return {}
-        entry = {"fixture": fixture, "env": cleanup_env, "pids": [pid], "since": since,
-                 "until": None, "jobs": set(), "history": history_path}
-        self.entries.append(entry)
-        return entry
+                history_path: str) -> None:
+        """Note a driver of ``fixture``, if the suite did not start it (``external``)."""
+        if fixture.get("kind") == "external":
+            self.pids.add(pid)
+            self._write({"spawned": pid, "fixture": fixture, "env": cleanup_env,
+                         "since": since, "history": history_path})
 
     def exited(self, pid: int, peer_pid: int | None, jobs) -> None:
         """Driver ``pid`` exited and was checked: its peer and its jobs."""
-        for entry in self.entries:
-            if entry["pids"][0] == pid and entry["until"] is None:
-                entry["until"] = time.time()
-                entry["pids"] += [peer_pid] if peer_pid else []
-                entry["jobs"].update(jobs or ())
+        if pid in self.pids:
+            self._write({"exited": pid, "peer_pid": peer_pid, "jobs": list(jobs or ()),
+                         "until": time.time()})
 
     def sweep(self) -> dict:
-        """Remove what the session's drivers left alive on each such cluster;
-        one line on stderr when there was anything. ``{address: result}``."""
-        from conformance.history import read_history
-        from fixtures.gcs import GcsObserver
+        return sweep_ledgers([self.path], os.path.join(os.path.dirname(self.path), "sweep"))
 
-        by_cluster: dict = {}
-        for entry in self.entries:
-            by_cluster.setdefault(entry["fixture"]["gcs_address"], []).append(entry)
-        results = {}
-        for gcs_address, entries in by_cluster.items():
-            fixture, env = entries[0]["fixture"], entries[0]["env"]
-            observer = GcsObserver(gcs_address)
-            try:
-                listed = observer.jobs()
-                jobs = set()
-                for e in entries:
-                    setup = next((r for r in read_history(e["history"]).records
-                                  if r.get("phase") == "setup"), {})
-                    jobs.update(e["jobs"])
-                    for pid in (set(e["pids"]) | {setup.get("peer_pid")}) - {None}:
-                        jobs.update(observer.jobs_of_driver(pid, e["since"], e["until"],
-                                                            jobs=listed))
-                left = {aid: rec for aid, rec in observer.all_actors().items()
-                        if rec["job_id"] in jobs and rec["state"] in LIVE_STATES}
-                result = remove_actors(fixture, left, env, os.path.join(self.session_tmp,
-                                                                        "sweep")) if left else {}
-            except Exception as exc:  # noqa: BLE001 - reported, the session goes on closing
-                result = {"error": f"{type(exc).__name__}: {exc}"}
-            results[gcs_address] = result
-            if result:
-                print(f"conformance: session end, cluster {fixture['address']}: "
-                      f"{_describe(result)}", file=sys.stderr, flush=True)
-        return results
+
+def _drivers(paths) -> list[dict]:
+    """The drivers of the ledger files: ``{fixture, env, pids, since, until, jobs}``."""
+    from conformance.history import read_history
+
+    drivers = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                records = [json.loads(line) for line in f if line.strip()]
+        except (OSError, ValueError):
+            continue
+        by_pid = {}
+        for rec in records:
+            if "spawned" in rec:
+                by_pid[rec["spawned"]] = {**rec, "pids": {rec["spawned"]}, "until": None,
+                                          "jobs": set()}
+            elif rec.get("exited") in by_pid:
+                entry = by_pid[rec["exited"]]
+                entry["until"] = rec["until"]
+                entry["pids"].add(rec["peer_pid"])
+                entry["jobs"].update(rec["jobs"])
+        for entry in by_pid.values():  # a peer of a driver interrupted before its check
+            setup = next((r for r in read_history(entry["history"]).records
+                          if r.get("phase") == "setup"), {})
+            entry["pids"] = (entry["pids"] | {setup.get("peer_pid")}) - {None}
+            drivers.append(entry)
+    return drivers
+
+
+def sweep_ledgers(paths, workdir: str) -> dict:
+    """Remove what the drivers of the ledger files left alive, cluster by
+    cluster; one line on stderr for a cluster where there was anything.
+    ``{address: result}``."""
+    from fixtures.gcs import GcsObserver
+
+    by_cluster: dict = {}
+    for entry in _drivers(paths):
+        by_cluster.setdefault(entry["fixture"]["gcs_address"], []).append(entry)
+    results = {}
+    for gcs_address, entries in by_cluster.items():
+        fixture = entries[0]["fixture"]
+        observer = GcsObserver(gcs_address)
+        try:
+            listed = observer.jobs()
+            jobs = set()
+            for e in entries:
+                jobs.update(e["jobs"])
+                for pid in e["pids"]:
+                    jobs.update(observer.jobs_of_driver(pid, e["since"], e["until"], jobs=listed))
+            left = {aid: rec for aid, rec in observer.all_actors().items()
+                    if rec["job_id"] in jobs and rec["state"] in LIVE_STATES}
+            result = remove_actors(fixture, left, entries[0]["env"], workdir) if left else {}
+        except Exception as exc:  # noqa: BLE001 - reported, the closing goes on
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        results[gcs_address] = result
+        if result:
+            print(f"conformance: session end, cluster {fixture['address']}: "
+                  f"{_describe(result)}", file=sys.stderr, flush=True)
+    return results
+
+
+def sweep_run_ledgers(run_marker: str) -> dict:
+    """The controller's sweep (``fixtures.session.sweep_run``): every ledger
+    of the run's sessions still on disk."""
+    import glob
+
+    return sweep_ledgers(sorted(glob.glob(f"/tmp/{run_marker}-*/{Ledger.FILE}")),
+                         f"/tmp/{run_marker}-sweep")
 
 
 def _describe(result: dict) -> str:

@@ -165,11 +165,14 @@ def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
 
 
 def pytest_unconfigure(config):
-    """The controller sweeps whatever a killed worker could not tear down."""
+    """The controller sweeps whatever a killed worker could not tear down:
+    its processes, and what its drivers left on a cluster the suite did not
+    start (its ledger)."""
     if hasattr(config, "_rlc") and not hasattr(config, "workerinput"):
+        from conformance.after_exit import sweep_run_ledgers
         from fixtures.session import sweep_run
 
-        sweep_run()
+        sweep_run(then=sweep_run_ledgers)
 
 
 def pytest_generate_tests(metafunc):

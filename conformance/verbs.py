@@ -496,6 +496,10 @@ def _kill_now(ctx, op, injected=lambda: None):
     how = op.args.get("how", "ray_kill")
     if how not in KILL_HOWS:
         raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS}")
+    if how == "remove_node" and ctx.fixture.get("kind") != "multinode":
+        raise HarnessError(f"refusing to remove a node of the {ctx.fixture.get('kind')} "
+                           "fixture: the suite stops only nodes of a cluster it started "
+                           "(multinode)")
     handle, info = _live_target(ctx, op)
     what = f"{how} of {op.target} actor {info['id'][:8]} (pid {info['pid']})"
     out = {"how": how, "actor": info}
@@ -530,10 +534,6 @@ def _kill_now(ctx, op, injected=lambda: None):
     else:  # remove_node
         from fixtures.clusters import kill_node
 
-        if ctx.fixture.get("kind") != "multinode":
-            raise HarnessError(f"{what}: refusing to remove a node of the "
-                               f"{ctx.fixture.get('kind')} fixture: the suite stops only "
-                               "nodes of a cluster it started (multinode)")
         node = next((n for n in ctx.fixture.get("nodes", []) if n["node_id"] == info["node_id"]),
                     None)
         if node is None:

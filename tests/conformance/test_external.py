@@ -163,7 +163,7 @@ def test_never_touches_what_the_suite_did_not_create(cluster, user_work, tmp_pat
         assert set(after["removed"]) == set(after["actors"]), (leak, after)
 
     run_ids.append(f"rlc-i{uuid.uuid4().hex[:8]}")
-    proc, _ = suite(tmp_path, "-n", "0", "--impl", "tests.conformance.stalling_adapter:"
+    proc, _ = suite(tmp_path, "-n", "2", "--impl", "tests.conformance.stalling_adapter:"
                     "StallingAdapter", "--ray-fixture", "external", "--ray-address",
                     cluster.address, "--scenario", "named/external/user/peer-then-owner",
                     run_id=run_ids[-1], env=env, start_new_session=True)
@@ -176,7 +176,7 @@ def test_never_touches_what_the_suite_did_not_create(cluster, user_work, tmp_pat
         alive = wait_for_condition(named_worker_alive, 120, interval=0.5,
                                    message="the run's named eval worker ALIVE")
     finally:
-        proc.send_signal(signal.SIGINT)  # Ctrl-C, as a user
+        proc.send_signal(signal.SIGINT)  # Ctrl-C (to pytest alone: as a CI timeout's SIGTERM)
     out, _ = proc.communicate(timeout=300)
     assert re.search(r"session end, cluster \S+: removed [1-9]\d* actor", out), out
     assert cluster.state()["actors"][alive[0]]["state"] == "DEAD"
