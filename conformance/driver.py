@@ -301,6 +301,8 @@ def job_actors(ctx: Context) -> dict:
     fixture, a runtime that is shut down is read by process for the actors
     the driver knows (``"source": "process"``); an actor it never saw left a
     process behind, which the runner finds after the exit."""
+    import psutil
+
     from fixtures.gcs import GcsObserver
 
     ctx.note_ray_started()
@@ -314,7 +316,7 @@ def job_actors(ctx: Context) -> dict:
         try:
             observer = ctx.observer if address == ctx.gcs_address else GcsObserver(address)
             jobs = set(recorded) | set(observer.jobs_of_driver(
-                os.getpid(), since=procs.psutil.Process().create_time()))
+                os.getpid(), since=psutil.Process().create_time()))
             for job in sorted(jobs):
                 found.update(observer.job_actors(job))
             sources.append("gcs")

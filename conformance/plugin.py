@@ -136,7 +136,7 @@ def _use_external(address: str, check: bool) -> None:
     from fixtures.rayauth import TokenError
 
     try:
-        cluster = ExternalCluster(address)
+        cluster = ExternalCluster(address).use_auth()
         if check:
             cluster.check_access()
     except (TokenError, ClusterAccessError) as exc:
