@@ -202,6 +202,30 @@ def main(argv=None) -> int:
     x.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     x.add_argument("-o", "--out", help="write the script here (default: stdout)")
     x.set_defaults(func=_lazy("script"))
+    v = sub.add_parser("bisect", help="the first release where a scenario's verdict changed")
+    v.add_argument("scenario_id", help="a catalog id or a scenario .json file")
+    v.add_argument("--impl", required=True, help="an adapter name (torchrl, rllib, module:attr)")
+    v.add_argument("--package", help="pip name of the implementation (default: the "
+                                     "adapter's `package`)")
+    v.add_argument("--versions", help="A,B,C or a range of the index's releases, e.g. "
+                                      "'>=0.10,<0.15'")
+    v.add_argument("--ray", help="Ray: one version for all, one per --versions entry, or "
+                                 "(one --versions) the axis: A,B,C or a range")
+    v.add_argument("--all", action="store_true", help="run every point, list every change")
+    v.add_argument("--by-oracles", action="store_true",
+                   help="a change of the failing oracles counts too, not just the verdict")
+    v.add_argument("--out", help="directory for the report entries (default bisect-<id>)")
+    v.set_defaults(func=_lazy("bisection"))
+    w = sub.add_parser("releases", help="the verdict matrix over releases (one cached "
+                                        "environment per column)")
+    w.add_argument("releases", help="the columns: 'IMPL VERSION RAY' a line "
+                                    "(e.g. ci/results/releases/torchrl.txt)")
+    w.add_argument("--out", required=True, help="directory for the reports and the matrix")
+    w.add_argument("--profile", default="quick", choices=["quick", "full"])
+    w.add_argument("--ray-fixture", default="local,multinode")
+    w.add_argument("--scenarios-from", help="only these scenarios (one id a line)")
+    w.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per column")
+    w.set_defaults(func=_lazy("releases"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)

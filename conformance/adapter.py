@@ -85,6 +85,10 @@ class Adapter:
     closed_errors: tuple = ()
     #: seconds a teardown may take (the contract's bound)
     teardown_bound: float = 10.0
+    #: the pip requirement name of the implementation (``torchrl``,
+    #: ``ray[rllib]``): what ``bisect`` and the release matrix install at
+    #: each version; None for code that is not a released package
+    package: str | None = None
 
     # -- construction -------------------------------------------------------
     def make_buffer(self, spec: Spec):

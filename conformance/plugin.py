@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import sys
 import uuid
 
 import pytest
@@ -155,6 +156,11 @@ def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
     if not listed:
         raise pytest.UsageError(f"--scenarios-from {path}: lists no scenario")
     ids = {s.id for s in catalog.scenarios(fixtures, profile, components=adapter.components)}
+    listed, absent = _for_components(listed, ids, adapter.components)
+    if absent:
+        print(f"--scenarios-from {path}: {len(absent)} listed scenario(s) are about a "
+              f"component {impl} does not have, so they do not exist for it: "
+              f"{', '.join(absent)}", file=sys.stderr)
     unknown = sorted(listed - ids)
     if unknown:
         raise pytest.UsageError(
@@ -162,6 +168,37 @@ def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
             f"{','.join(fixtures)} for {impl} (list them: python -m conformance catalog "
             f"--impl {impl} --profile {profile})")
     return listed
+
+
+def _for_components(listed: set, ids: set, components) -> tuple[set, list]:
+    """The listed ids as this implementation's catalog names them: an id
+    written for every component becomes its subset variant
+    (``...~no-evaluator``); one about a component the implementation lacks
+    has no counterpart (returned apart). Anything else stays as listed."""
+    from conformance.catalog.build import ALL, subset_variant
+
+    out, absent = set(), []
+    for sid in sorted(listed):
+        family, fixture, owner, variant = sid.split("/", 3) if sid.count("/") >= 3 else (sid,) * 4
+        # an order over the components drops the missing ones (as the family does)
+        steps = [t for t in variant.split(">") if t not in ALL or t in components]
+        mapped = next((m for m in (
+            f"{family}/{fixture}/{owner}/{subset_variant(v, components)}"
+            for v in (variant, ">".join(steps))) if m in ids), sid)
+        if sid in ids or mapped not in ids and not _about_missing(sid, components):
+            out.add(sid)
+        elif mapped in ids:
+            out.add(mapped)
+        else:
+            absent.append(sid)
+    return out, absent
+
+
+def _about_missing(sid: str, components) -> bool:
+    try:
+        return any(c not in components for c in catalog.find(sid).components)
+    except KeyError:
+        return False
 
 
 def pytest_unconfigure(config):

@@ -22,20 +22,14 @@ def valid_choices() -> list[str]:
     ]
 
 
-def load_adapter(name: str):
-    """Return an adapter instance for ``name`` or raise :class:`UsageError`."""
+def adapter_class(name: str):
+    """The adapter class (or object) ``name`` resolves to, imported but not
+    built: its class attributes (``Adapter.package``) without the
+    implementation installed."""
     if name.startswith(REGRESSION_PREFIX):
-        from conformance.adapters import regressions
+        from conformance.adapters.regressions import RegressionAdapter
 
-        rid = name[len(REGRESSION_PREFIX):]
-        if rid not in regressions.ids():
-            raise UsageError(
-                f"unknown regression {rid!r}; valid: {', '.join(regressions.ids())}"
-            )
-        try:
-            return regressions.make(rid)
-        except Exception as exc:
-            raise UsageError(f"adapter {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
+        return RegressionAdapter
     target = BUILTINS.get(name, name)
     if ":" not in target:
         raise UsageError(
@@ -50,9 +44,26 @@ def load_adapter(name: str):
             f"{type(exc).__name__}: {exc}"
         ) from exc
     try:
-        obj = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError as exc:
         raise UsageError(f"adapter {name!r}: {module_name} has no attribute {attr!r}") from exc
+
+
+def load_adapter(name: str):
+    """Return an adapter instance for ``name`` or raise :class:`UsageError`."""
+    if name.startswith(REGRESSION_PREFIX):
+        from conformance.adapters import regressions
+
+        rid = name[len(REGRESSION_PREFIX):]
+        if rid not in regressions.ids():
+            raise UsageError(
+                f"unknown regression {rid!r}; valid: {', '.join(regressions.ids())}"
+            )
+        try:
+            return regressions.make(rid)
+        except Exception as exc:
+            raise UsageError(f"adapter {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
+    obj = adapter_class(name)
     try:
         adapter = obj() if isinstance(obj, type) else obj
     except Exception as exc:  # e.g. the implementation's package is missing

@@ -59,6 +59,7 @@ def _params(fn) -> set:
 
 class TorchRLAdapter(Adapter):
     name = "torchrl"
+    package = "torchrl"
     teardown_bound = 10.0
     closed_errors = ()  # torchrl has no dedicated "closed" exception type
 

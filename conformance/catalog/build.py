@@ -10,6 +10,12 @@ SUBSET_MARK = "~no-"
 #: an env whose step sleeps 0.05 s (``conformance.envs``): a 64-frame batch
 #: takes 3.2 s, so a race against a collector's call finds it in flight
 SLOW_ENV = {"env_id": "conformance.envs:RlcSlowCartPole-v0"}
+#: a total_frames no scenario reaches (at most a few hundred batches run):
+#: a background thread keeps collecting through the race. Not -1, "endless"
+#: by contract: torchrl 0.14.1 reads -1 as already reached and its start()
+#: thread ends after the first round (measured), so no race would happen;
+#: -1 itself is checked by early_break/*/*/endless-after-2
+ENDLESS_IN_PRACTICE = 10**9
 #: an env whose 64-frame batch takes 12.8 s: longer than any graceful wait
 #: of a teardown (``conformance.envs.LONG_STEP_SECONDS``)
 LONG_BATCH_ENV = {"env_id": "conformance.envs:RlcVerySlowCartPole-v0"}

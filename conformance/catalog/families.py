@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.catalog.build import ALL, LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
+from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
     warm_up
 from conformance.verbs import KILL_HOWS
 from conformance.scenario import Scenario
@@ -70,6 +70,12 @@ def early_break(fixture, owner, comps=ALL):
                op("iterate", "collector", batches=k), op("teardown", "collector")]
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
                    quick=(k == (1 if sync else 0)))
+    # total_frames=-1: no target, collect without end (torchrl's default and
+    # its docstring's words); a break after 2 batches must get 2
+    ops = [*build(fixture, ("collector",)), op("iterate", "collector", batches=2),
+           op("teardown", "collector")]
+    yield make("early_break", fixture, owner, "endless-after-2", ops, quick=True,
+               spec={"total_frames": -1})
     if "buffer" not in comps:
         return
     # check_data before the teardown reads what the buffer holds: the one after
@@ -107,7 +113,7 @@ def background(fixture, owner, comps=ALL):
     head = [*build(fixture, ("buffer", "collector")), op("start", "collector"),
             op("wait_frames", "buffer", frames=64), op("sample", "buffer"),
             op("check_data", "buffer")]
-    spec = {"total_frames": -1}
+    spec = {"total_frames": ENDLESS_IN_PRACTICE}
     # the thread is inside its call (a slow batch) when the race happens
     slow = {**spec, **SLOW_ENV}
     yield make("background", fixture, owner, "stop-from-main", [
@@ -341,7 +347,8 @@ def interpreter_exit(fixture, owner, comps=ALL):
         yield make("exit", fixture, owner, "background-running", [
             *build(fixture, ("buffer", "collector")), op("start", "collector"),
             op("wait_frames", "buffer", frames=64), op("in_ray_call")],
-            spec={"total_frames": -1, **SLOW_ENV}, quick=True, impl_quick=True)
+            spec={"total_frames": ENDLESS_IN_PRACTICE, **SLOW_ENV}, quick=True,
+            impl_quick=True)
     yield make("exit", fixture, owner, "after-ray-shutdown", [
         *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
 

@@ -152,3 +152,21 @@ def test_defaults_scenarios_build_with_the_implementation_s_own_defaults():
         "frames_per_batch": 64, "total_frames": 512, "sync": False, "num_collectors": 2}
     assert ref.constructor_args(spec, "buffer") == ([100_000], {})
     assert "remote_configs" in ref.constructor_args(Spec(), "collector")[1]
+
+
+def test_a_scenario_list_maps_onto_an_implementation_without_an_eval_worker():
+    from conformance.plugin import _for_components
+
+    comps = ("buffer", "collector")
+    ids = {s.id for s in catalog.scenarios(("local", "multinode"), "quick", components=comps)}
+    listed = {"killed/local/user/buffer-sigkill>teardown",  # written for all three
+              "order/multinode/user/collector>ray>buffer>evaluator",  # an order over them
+              "use_after_close/local/user/evaluator",  # about the missing component
+              "early_break/local/user/buffer-mode-after-2"}  # the same for every subset
+    mapped, absent = _for_components(listed, ids, comps)
+    assert mapped == {"killed/local/user/buffer-sigkill>teardown~no-evaluator",
+                      "order/multinode/user/collector>ray>buffer~no-evaluator",
+                      "early_break/local/user/buffer-mode-after-2"}
+    assert absent == ["use_after_close/local/user/evaluator"]
+    typo, _ = _for_components({"order/local/user/nope"}, ids, comps)
+    assert typo == {"order/local/user/nope"}  # left as listed: the caller's usage error names it

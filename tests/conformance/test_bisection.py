@@ -1,0 +1,87 @@
+"""bisect and the release matrix without building anything: the search, the
+axis, version ranges, the releases file and the environments' contents."""
+import pytest
+
+from conformance import bisection, releases
+from conformance.venvs import EnvSpec
+
+
+def counting(keys):
+    calls = []
+
+    def key(i):
+        calls.append(i)
+        return keys[i]
+    return key, calls
+
+
+@pytest.mark.parametrize("keys,expected", [
+    (["crash", "crash", "crash", "pass", "pass", "pass", "pass"], (2, 3)),
+    (["crash", "pass"], (0, 1)),
+    (["crash", "crash", "crash", "crash", "crash", "crash", "pass"], (5, 6)),
+    (["fail", "pass", "pass", "pass", "pass"], (0, 1)),
+])
+def test_first_change_finds_the_adjacent_pair_in_few_runs(keys, expected):
+    key, calls = counting(keys)
+    assert bisection.first_change(len(keys), key) == expected
+    # both ends, then one halving per step: at most 2 + ceil(log2(n - 1)) runs
+    assert len(set(calls)) <= 2 + (len(keys) - 2).bit_length()
+
+
+def test_first_change_is_none_when_both_ends_agree():
+    key, calls = counting(["pass", "fail", "pass"])
+    assert bisection.first_change(3, key) is None
+    assert set(calls) == {0, 2}  # the middle is not run: --all does
+
+
+def test_axis_pairs_versions_with_ray_versions():
+    pts = bisection.axis("torchrl", ["0.10.1", "0.14.1"], ["2.50.1", "2.60.0"])
+    assert pts == [EnvSpec("torchrl", "0.10.1", "2.50.1"), EnvSpec("torchrl", "0.14.1", "2.60.0")]
+    assert bisection.axis("torchrl", ["0.10.1", "0.14.1"], ["2.60.0"])[0].ray == "2.60.0"
+    assert [p.ray for p in bisection.axis("torchrl", ["0.10.1"], ["2.50.1", "2.51.2"])] == \
+        ["2.50.1", "2.51.2"]
+    with pytest.raises(ValueError, match="one per version"):
+        bisection.axis("torchrl", ["a", "b", "c"], ["1", "2"])
+    assert bisection.axis("ray[rllib]", [], ["2.59.0", "2.60.0"])[1] == \
+        EnvSpec("ray[rllib]", "2.60.0", "2.60.0")
+
+
+def test_a_range_takes_the_index_releases_within_it(monkeypatch):
+    monkeypatch.setattr(bisection, "index_versions",
+                        lambda package: ["0.9.2", "0.10.1", "0.11.1", "0.14.1", "0.15.0"])
+    assert bisection.versions_of(">=0.10,<0.15", "torchrl") == ["0.10.1", "0.11.1", "0.14.1"]
+    assert bisection.versions_of("0.10.1, 0.14.1", "torchrl") == ["0.10.1", "0.14.1"]
+
+
+def test_an_environment_pins_the_package_and_ray():
+    spec = EnvSpec("torchrl", "0.12.0", "2.55.1")
+    assert spec.name == "torchrl-0.12.0_ray-2.55.1"
+    assert spec.requirements()[:2] == ["torchrl==0.12.0", "ray==2.55.1"]
+    rllib = EnvSpec("ray[rllib]", "2.60.0", "2.60.0")
+    assert rllib.name == "ray-rllib-2.60.0_ray-2.60.0"
+    assert rllib.requirements()[0] == "ray[rllib]==2.60.0"
+    assert not any(r.startswith("ray==") for r in rllib.requirements())
+    with pytest.raises(ValueError, match="its version is Ray's"):
+        EnvSpec("ray[rllib]", "2.59.0", "2.60.0")
+
+
+def test_the_releases_file_names_its_columns(tmp_path):
+    good = tmp_path / "r.txt"
+    good.write_text("# why\ntorchrl 0.10.1 2.50.1  # the seed\n\ntorchrl 0.14.1 2.60.0\n")
+    assert releases.load(str(good)) == [("torchrl", EnvSpec("torchrl", "0.10.1", "2.50.1")),
+                                        ("torchrl", EnvSpec("torchrl", "0.14.1", "2.60.0"))]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("torchrl 0.10.1\n")
+    with pytest.raises(ValueError, match="bad.txt:1: expected 'IMPL VERSION RAY'"):
+        releases.load(str(bad))
+    unpackaged = tmp_path / "ref.txt"
+    unpackaged.write_text("reference 1 2.60.0\n")
+    with pytest.raises(ValueError, match="names no package"):
+        releases.load(str(unpackaged))
+
+
+def test_the_committed_releases_file_loads():
+    from conformance.venvs import REPO_ROOT
+
+    cols = releases.load(str(REPO_ROOT / "ci" / "results" / "releases" / "torchrl.txt"))
+    assert [s.version for _, s in cols] == ["0.10.1", "0.11.1", "0.12.0", "0.13.3", "0.14.1"]
