@@ -1,13 +1,24 @@
-"""What a driver leaves on a cluster that outlives it.
+"""What a driver leaves on a cluster that outlives it, found and removed.
 
 On the ``local`` fixture the driver's runtime ends with the driver (the
 runner finds any process left). A driver *connected* to a running cluster
 (``multinode``, ``external``: the user's ``ray.init(address=...)``) is
 different: ``ray.shutdown()`` or the exit only disconnects it, Ray ends its
 jobs' non-detached actors (asynchronously), and detached actors outlive it.
-This module reads, from the parent after the driver exited, the actors of the
-driver's jobs that are still alive, and then kills them by pid (they are the
-suite's: created by its driver's jobs), so the next scenario starts clean.
+
+The suite's jobs are the jobs its drivers (and their peers) ran: the ones
+they recorded, and every job the GCS lists with one of their pids as its
+driver, started while that process lived. Only actors of those jobs are ever
+removed (``conformance.cleanup``: by id, name and namespace):
+
+- after each driver (``actors_after_exit``): what it left alive is the
+  evidence of ``no_actor_outlives_driver``, then removed, so that the next
+  scenario starts clean;
+- at the session's end (``Ledger.sweep``, also after Ctrl-C: the session
+  runs it once its drivers are killed): whatever any of its drivers left on
+  a cluster the suite did not start (``external``), e.g. a driver
+  interrupted before its own check.
+
 It also kills the zombie actors the driver's final probe found (Ray reports
 them DEAD, their processes run on: ray-project/ray#52322; on a graceful exit
 blocked by a non-daemon thread such a process survived even the local
@@ -15,6 +26,13 @@ runtime's shutdown, measured on Ray 2.60).
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
+import time
+import weakref
+
+from conformance.cleanup import remove_actors
 from conformance.oracles import LIVE_STATES
 
 #: seconds Ray may take to end a departed driver's non-detached actors (it
@@ -22,19 +40,31 @@ from conformance.oracles import LIVE_STATES
 REAP_WAIT = 10.0
 
 
-def actors_after_exit(fixture: dict, final: dict | None, driver_pid: int | None) -> dict:
-    """``{"actors": {id: record}}`` of the live actors of the driver's jobs
-    (the ones it recorded, and every job the GCS lists with the driver's pid
-    as its driver), ``{"unknown": why}``, or ``{}`` where nothing can outlive
-    the driver (``local``) or no driver ever ran."""
+def suite_jobs(observer, recorded, pids, since, until=None) -> list[str]:
+    """The jobs of the suite's processes ``pids`` (lived from ``since`` to
+    ``until``, epoch seconds), plus the ``recorded`` ones."""
+    listed = observer.jobs()
+    found = set(recorded or ())
+    for pid in pids:
+        found.update(observer.jobs_of_driver(pid, since, until, jobs=listed))
+    return sorted(found)
+
+
+def actors_after_exit(fixture: dict, final: dict | None, pids: list, since: float,
+                      until: float, cleanup_env: dict, workdir: str) -> dict:
+    """``{"actors": {id: record}, "jobs": [...], ...removed}``: the live
+    actors of the driver's jobs (``pids``: the driver and its peer), then
+    removed; ``{"unknown": why}``; or ``{}`` where nothing can outlive the
+    driver (``local``) or no driver ever ran."""
     from fixtures.gcs import GcsObserver
     from fixtures.wait import poll
 
-    if fixture.get("kind") == "local" or driver_pid is None or not fixture.get("gcs_address"):
+    pids = [p for p in pids if p]
+    if fixture.get("kind") == "local" or not pids or not fixture.get("gcs_address"):
         return {}
     observer = GcsObserver(fixture["gcs_address"])
     try:
-        jobs = sorted(set((final or {}).get("jobs") or ()) | set(observer.jobs_of_driver(driver_pid)))
+        jobs = suite_jobs(observer, (final or {}).get("jobs"), pids, since, until)
     except Exception as exc:  # noqa: BLE001 - judged unknown
         return {"unknown": f"GCS job query after the driver's exit failed: {exc}"}
 
@@ -53,32 +83,148 @@ def actors_after_exit(fixture: dict, final: dict | None, driver_pid: int | None)
                     REAP_WAIT)
     except Exception as exc:  # noqa: BLE001 - judged unknown
         return {"unknown": f"GCS query after the driver's exit failed: {exc}"}
-    return {"actors": left, "killed": _kill(left.values())}
+    return {"actors": left, "jobs": jobs, **remove_actors(fixture, left, cleanup_env, workdir)}
+
+
+class Ledger:
+    """The drivers one session ran on clusters it did not start, appended to
+    ``<session tmp>/ledger.jsonl`` as they start and exit: the session's
+    close sweeps from it (``sweep``), and so does the run's controller once
+    its workers are gone, however they ended (``sweep_ledgers``: a worker
+    killed before its close leaves its file behind)."""
+
+    FILE = "ledger.jsonl"
+    _by_session: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def __init__(self, session):
+        self.path = os.path.join(session.tmpdir, self.FILE)
+        self.pids: set = set()
+        session.on_close(self.sweep)
+
+    @classmethod
+    def of(cls, session) -> "Ledger":
+        if session not in cls._by_session:
+            cls._by_session[session] = cls(session)
+        return cls._by_session[session]
+
+    def _write(self, record: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def spawned(self, fixture: dict, cleanup_env: dict, pid: int, since: float,
+                history_path: str) -> None:
+        """Note a driver of ``fixture``, if the suite did not start it (``external``)."""
+        if fixture.get("kind") == "external":
+            self.pids.add(pid)
+            self._write({"spawned": pid, "fixture": fixture, "env": cleanup_env,
+                         "since": since, "history": history_path})
+
+    def exited(self, pid: int, peer_pid: int | None, jobs) -> None:
+        """Driver ``pid`` exited and was checked: its peer and its jobs."""
+        if pid in self.pids:
+            self._write({"exited": pid, "peer_pid": peer_pid, "jobs": list(jobs or ()),
+                         "until": time.time()})
+
+    def sweep(self) -> dict:
+        return sweep_ledgers([self.path], os.path.join(os.path.dirname(self.path), "sweep"))
+
+
+def _drivers(paths) -> list[dict]:
+    """The drivers of the ledger files: ``{fixture, env, pids, since, until, jobs}``."""
+    from conformance.history import read_history
+
+    drivers = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                records = [json.loads(line) for line in f if line.strip()]
+        except (OSError, ValueError):
+            continue
+        by_pid = {}
+        for rec in records:
+            if "spawned" in rec:
+                by_pid[rec["spawned"]] = {**rec, "pids": {rec["spawned"]}, "until": None,
+                                          "jobs": set()}
+            elif rec.get("exited") in by_pid:
+                entry = by_pid[rec["exited"]]
+                entry["until"] = rec["until"]
+                entry["pids"].add(rec["peer_pid"])
+                entry["jobs"].update(rec["jobs"])
+        for entry in by_pid.values():  # a peer of a driver interrupted before its check
+            setup = next((r for r in read_history(entry["history"]).records
+                          if r.get("phase") == "setup"), {})
+            entry["pids"] = (entry["pids"] | {setup.get("peer_pid")}) - {None}
+            drivers.append(entry)
+    return drivers
+
+
+def sweep_ledgers(paths, workdir: str) -> dict:
+    """Remove what the drivers of the ledger files left alive, cluster by
+    cluster; one line on stderr for a cluster where there was anything.
+    ``{address: result}``."""
+    from fixtures.gcs import GcsObserver
+
+    by_cluster: dict = {}
+    for entry in _drivers(paths):
+        by_cluster.setdefault(entry["fixture"]["gcs_address"], []).append(entry)
+    results = {}
+    for gcs_address, entries in by_cluster.items():
+        fixture = entries[0]["fixture"]
+        observer = GcsObserver(gcs_address)
+        try:
+            listed = observer.jobs()
+            jobs = set()
+            for e in entries:
+                jobs.update(e["jobs"])
+                for pid in e["pids"]:
+                    jobs.update(observer.jobs_of_driver(pid, e["since"], e["until"], jobs=listed))
+            left = {aid: rec for aid, rec in observer.all_actors().items()
+                    if rec["job_id"] in jobs and rec["state"] in LIVE_STATES}
+            result = remove_actors(fixture, left, entries[0]["env"], workdir) if left else {}
+        except Exception as exc:  # noqa: BLE001 - reported, the closing goes on
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        results[gcs_address] = result
+        if result:
+            print(f"conformance: session end, cluster {fixture['address']}: "
+                  f"{_describe(result)}", file=sys.stderr, flush=True)
+    return results
+
+
+def sweep_run_ledgers(run_marker: str) -> dict:
+    """The controller's sweep (``fixtures.session.sweep_run``): every ledger
+    of the run's sessions still on disk."""
+    import glob
+
+    return sweep_ledgers(sorted(glob.glob(f"/tmp/{run_marker}-*/{Ledger.FILE}")),
+                         f"/tmp/{run_marker}-sweep")
+
+
+def _describe(result: dict) -> str:
+    if "error" in result:
+        return f"could not check what the suite's drivers left there: {result['error']}"
+    removed, left = result.get("removed") or {}, result.get("left") or {}
+    text = f"removed {len(removed)} actor(s) the suite's drivers left alive"
+    if left:
+        text += f"; STILL ALIVE: {', '.join(f'{a} ({s})' for a, s in sorted(left.items()))}"
+    return text
 
 
 def kill_zombies(final: dict | None) -> list:
     """SIGKILL the worker of each zombie actor of the final probe
     (``zombie_pids``); the pids killed."""
-    zombies = (final or {}).get("zombie_pids")
-    if not isinstance(zombies, dict):
-        return []
-    return _kill([{"pid": pid} for pid in zombies.values()])
-
-
-def _kill(records) -> list:
-    """SIGKILL each actor's worker, if it is a ``ray::`` worker (of the
-    record's class, when it names one) on this machine; the pids killed."""
-    import os
     import signal
 
     from conformance.verbs import HarnessError, check_signalable
 
+    zombies = (final or {}).get("zombie_pids")
+    if not isinstance(zombies, dict):
+        return []
     killed = []
-    for rec in records:
-        try:
-            check_signalable(rec.get("pid"), rec.get("class_name"))
-            os.kill(rec["pid"], signal.SIGKILL)
-            killed.append(rec["pid"])
+    for pid in zombies.values():
+        try:  # a Ray worker on this machine; otherwise not ours to signal (reported)
+            check_signalable(pid)
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
         except (HarnessError, OSError):
-            pass  # not ours to signal (another machine, gone by now): reported, not killed
+            pass
     return killed

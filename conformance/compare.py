@@ -8,7 +8,10 @@ oracles it fails besides ``no_hang`` / ``no_crash`` varies between runs).
 
 The scenarios compared are those listed in ``--scenarios-from FILE`` (one id
 a line, ``# why it is there`` after it: the known-failures format), or
-without it every scenario of REPORT (a subset of COMMITTED's). A drift is a
+without it every scenario of REPORT (a subset of COMMITTED's). An entry of
+that list may declare the oracles whose failure varies between runs of its
+scenario (``varies:clean_stderr``, see ``conformance.known_failures``):
+they are left out of both sides' oracles, and the rest must match. A drift is a
 scenario whose verdict (or failing oracles) changed, or one of the compared
 scenarios missing from either report. The two reports must be of the same
 implementation and the same versions of ``report.PACKAGES``: verdicts of
@@ -34,17 +37,20 @@ NOT_IN_REPORT = "- (not in the report)"
 SAME_VERSIONS = report.PACKAGES
 
 
-def verdict_cell(entry: dict | None) -> str:
+def verdict_cell(entry: dict | None, varies=frozenset()) -> str:
+    """The verdict, and a ``fail``'s oracles; those in ``varies`` (declared
+    to vary between runs) are left out."""
     if entry is None:
         return NOT_IN_REPORT
     if entry["verdict"] == "fail":
-        return f"fail [{', '.join(sorted(entry.get('oracles') or []))}]"
+        oracles = sorted(set(entry.get("oracles") or []) - set(varies))
+        return f"fail [{', '.join(oracles)}]"
     return entry["verdict"]
 
 
-def same(committed: dict | None, now: dict | None) -> bool:
+def same(committed: dict | None, now: dict | None, varies=frozenset()) -> bool:
     return committed is not None and now is not None and \
-        verdict_cell(committed) == verdict_cell(now)
+        verdict_cell(committed, varies) == verdict_cell(now, varies)
 
 
 def repro(sid: str, impl: str, *entries: dict | None) -> str:
@@ -81,20 +87,25 @@ def table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None) -> list[dict]:
-    """One row per compared scenario: id, committed and now entries, same or not."""
+def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
+            varies: dict | None = None) -> list[dict]:
+    """One row per compared scenario: id, committed and now entries, same or
+    not (``varies``: {id: oracles whose failure varies between its runs})."""
     now = {s["id"]: s for s in now_doc["scenarios"]}
     committed = {s["id"]: s for s in committed_doc["scenarios"]}
     ids = list(ids) if ids is not None else sorted(now)
+    varies = varies or {}
     return [{"id": sid, "committed": committed.get(sid), "now": now.get(sid),
-             "same": same(committed.get(sid), now.get(sid))} for sid in ids]
+             "same": same(committed.get(sid), now.get(sid), varies.get(sid, frozenset()))}
+            for sid in ids]
 
 
 def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
-           now_name: str = "REPORT", committed_name: str = "COMMITTED", out=sys.stdout) -> int:
+           varies: dict | None = None, now_name: str = "REPORT",
+           committed_name: str = "COMMITTED", out=sys.stdout) -> int:
     """Print the comparison; 0 without drift, 1 with."""
     impl = now_doc["impl"]
-    rows = compare(now_doc, committed_doc, ids)
+    rows = compare(now_doc, committed_doc, ids, varies)
     drifted = [r for r in rows if not r["same"]]
     versions = version_drift(now_doc, committed_doc)
     wrong_impl = impl != committed_doc["impl"]
@@ -151,8 +162,20 @@ def main(args) -> int:
     try:
         now_doc, committed_doc = _load(args.report), _load(args.against)
         ids = list(known_failures.load(args.scenarios_from)) if args.scenarios_from else None
+        varies = known_failures.load_varying(args.scenarios_from) if args.scenarios_from else {}
+        _check_oracles(varies, args.scenarios_from)
     except (OSError, ValueError, KeyError) as exc:
         print(f"compare: FAILED: no usable input: {exc}", file=sys.stderr)
         return 2
-    return decide(now_doc, committed_doc, ids, now_name=args.report,
+    return decide(now_doc, committed_doc, ids, varies=varies, now_name=args.report,
                   committed_name=args.against)
+
+
+def _check_oracles(varies: dict, source: str) -> None:
+    from conformance.oracles import ORACLES
+
+    for sid, oracles in varies.items():
+        unknown = sorted(set(oracles) - set(ORACLES))
+        if unknown:
+            raise ValueError(f"{source}: {sid}: varies:{','.join(unknown)} names no oracle "
+                             f"(valid: {', '.join(sorted(ORACLES))})")

@@ -54,6 +54,8 @@ class Context:
         self.adapter = load_adapter(request["impl"])
         self.scenario = Scenario.from_dict(request["scenario"])
         self.spec = Spec.for_scenario(self.scenario)
+        if request.get("namespace"):  # the run's own (``execute.run_namespace``)
+            self.spec = self.spec.with_(namespace=request["namespace"])
         self.fixture = request["fixture"]
         self.actor_name = request.get("actor_name") or f"rlc-eval-{os.getpid()}"
         self.objects: dict = {}
@@ -203,6 +205,7 @@ class Context:
             "fixture": {"kind": "external", "address": self.gcs_address,
                         "gcs_address": self.gcs_address},
             "paths": {"history": path("peer-history.jsonl")}, "actor_name": self.actor_name,
+            "namespace": self.spec.namespace,
         }
         with open(path("peer-request.json"), "w") as f:
             json.dump(req, f)
@@ -298,6 +301,8 @@ def job_actors(ctx: Context) -> dict:
     fixture, a runtime that is shut down is read by process for the actors
     the driver knows (``"source": "process"``); an actor it never saw left a
     process behind, which the runner finds after the exit."""
+    import psutil
+
     from fixtures.gcs import GcsObserver
 
     ctx.note_ray_started()
@@ -310,7 +315,8 @@ def job_actors(ctx: Context) -> dict:
         recorded = [job for a, job in ctx.jobs if a == address]
         try:
             observer = ctx.observer if address == ctx.gcs_address else GcsObserver(address)
-            jobs = set(recorded) | set(observer.jobs_of_driver(os.getpid()))
+            jobs = set(recorded) | set(observer.jobs_of_driver(
+                os.getpid(), since=psutil.Process().create_time()))
             for job in sorted(jobs):
                 found.update(observer.job_actors(job))
             sources.append("gcs")
@@ -388,7 +394,9 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     ctx.baseline_threads = baseline
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
-             "pid": os.getpid(), "adapter": ctx.adapter.name}
+             "pid": os.getpid(), "adapter": ctx.adapter.name,
+             # the second driver's process: its jobs are the scenario's too
+             "peer_pid": standby.pid if standby is not None else None}
     if scenario.owner == "user":
         faulthandler.dump_traceback_later(INIT_DEADLINE, exit=True)
         try:

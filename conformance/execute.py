@@ -7,7 +7,7 @@ import shlex
 import time
 import weakref
 
-from conformance.after_exit import actors_after_exit, kill_zombies
+from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
 from conformance.verbs import deadline_of
@@ -52,13 +52,33 @@ def start_scenario(scenario, impl: str, adapter, session, workdir: str,
     if os.path.exists(history_path):
         os.remove(history_path)
     request = {"scenario": scenario.to_dict(), "impl": impl, "fixture": info,
-               "paths": {"history": history_path}}
+               "paths": {"history": history_path}, "namespace": run_namespace()}
     request_path = os.path.join(workdir, "request.json")
     with open(request_path, "w") as f:
         json.dump(request, f)
     spawn = driver_request(entry[0], entry[1], [*entry[2:], request_path],
                            session.next_driver_marker(), workdir, fixture.driver_env())
-    return DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
+    driver = DriverRun(session.zygote, spawn, scenario_deadline(scenario, adapter))
+    Ledger.of(session).spawned(info, cleanup_env(session, fixture), driver.pid,
+                               driver.started_wall, history_path)
+    return driver
+
+
+def run_namespace() -> str:
+    """The Ray namespace of this run's drivers: a run's named actors never
+    meet another run's (or a user's) on a shared cluster."""
+    from fixtures.session import run_marker
+
+    return f"rlc-conformance-{run_marker()}"
+
+
+def cleanup_env(session, fixture) -> dict:
+    """The variables of the cleanup driver (``conformance.cleanup``) of a
+    fixture: a driver of it, marked as the session's."""
+    from fixtures.rayenv import ray_env
+
+    return {**ray_env(os.path.join(session.tmpdir, "cleanup"), f"{session.marker}:cleanup"),
+            **fixture.driver_env()}
 
 
 def history_file(workdir: str) -> str:
@@ -140,7 +160,11 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     history = History(read_history(history_path), expected_ops=len(scenario.ops))
     with open(os.path.join(driver.request["cwd"], "request.json")) as f:
         fixture_info = json.load(f)["fixture"]
-    after_exit = actors_after_exit(fixture_info, history.final, (history.setup or {}).get("pid"))
+    peer_pid = (history.setup or {}).get("peer_pid")
+    after_exit = actors_after_exit(
+        fixture_info, history.final, [driver.pid, peer_pid], driver.started_wall, time.time(),
+        cleanup_env(session, session.cluster(scenario.fixture, address)), driver.request["cwd"])
+    Ledger.of(session).exited(driver.pid, peer_pid, after_exit.get("jobs"))
     zombies_killed = kill_zombies(history.final)
     if zombies_killed:
         after_exit = {**after_exit, "zombies_killed": zombies_killed}

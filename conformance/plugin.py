@@ -124,6 +124,8 @@ def pytest_configure(config):
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
     listed = _listed(config, impl, adapter, profile, fixtures)
     this_shard, durations, shard_run = _sharding(config, profile, fixtures, known)
+    if "external" in fixtures:
+        _use_external(address, check=not hasattr(config, "workerinput"))
     _CONFIG["config"] = config
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         from fixtures.session import RUN_MARKER_VAR, install_controller_signal_handlers
@@ -164,6 +166,22 @@ def _sharding(config, profile, fixtures, known):
            else None,
            "durations_from": path or None}
     return this_shard, durations, run
+
+
+def _use_external(address: str, check: bool) -> None:
+    """Put this process in the auth mode of the user's cluster (every process
+    of the run, before any cluster of the suite starts) and, in the
+    controller, check that the cluster answers: one usage error, before any
+    scenario, if it does not (no token, a rejected token, nothing there)."""
+    from fixtures.clusters import ClusterAccessError, ExternalCluster
+    from fixtures.rayauth import TokenError
+
+    try:
+        cluster = ExternalCluster(address).use_auth()
+        if check:
+            cluster.check_access()
+    except (TokenError, ClusterAccessError) as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
@@ -224,11 +242,14 @@ def _about_missing(sid: str, components) -> bool:
 
 
 def pytest_unconfigure(config):
-    """The controller sweeps whatever a killed worker could not tear down."""
+    """The controller sweeps whatever a killed worker could not tear down:
+    its processes, and what its drivers left on a cluster the suite did not
+    start (its ledger)."""
     if hasattr(config, "_rlc") and not hasattr(config, "workerinput"):
+        from conformance.after_exit import sweep_run_ledgers
         from fixtures.session import sweep_run
 
-        sweep_run()
+        sweep_run(then=sweep_run_ledgers)
 
 
 def pytest_generate_tests(metafunc):

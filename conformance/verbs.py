@@ -313,34 +313,20 @@ def poll(ctx, op):
 
 # -- faults -----------------------------------------------------------------------
 
-def _ray_worker_cmdline(pid: int) -> str:
-    import psutil
-
-    try:
-        return " ".join(psutil.Process(pid).cmdline())
-    except psutil.Error:
-        return ""
-
-
 def check_signalable(pid, class_name: str | None = None) -> None:
     """Refuse a signal that could hit the harness or a bystander: pid 0/1/
     negative (a process group or init), this driver, its process group, a
-    process that is not a Ray actor worker of the actor's class (Ray titles
-    an actor's worker "ray::<Class>" or "ray::<Class>.<method>"; a pid the
+    process that is not a Ray actor worker of the actor's class (a pid the
     GCS gives for another machine is refused the same way)."""
+    from fixtures.procs import ray_worker_refusal
+
     if not isinstance(pid, int) or pid <= 1:
         raise HarnessError(f"refusing to signal pid {pid!r}: not a single live actor process")
     if pid in (os.getpid(), os.getpgrp()):
         raise HarnessError(f"refusing to signal pid {pid}: the driver itself or its process group")
-    cmdline = _ray_worker_cmdline(pid)
-    if not cmdline:
-        raise HarnessError(f"pid {pid} is not running: nothing to kill")
-    title = cmdline.split()[0] if cmdline.split() else ""
-    if not title.startswith("ray::"):
-        raise HarnessError(f"refusing to signal pid {pid}: not a Ray worker ({cmdline[:120]!r})")
-    if class_name and not title[len("ray::"):].startswith(class_name):
-        raise HarnessError(f"refusing to signal pid {pid}: a Ray worker, but not of "
-                           f"{class_name} ({title[:120]!r})")
+    refusal = ray_worker_refusal(pid, class_name)
+    if refusal:
+        raise HarnessError(refusal)
 
 
 def _wait_process_gone(pid: int, what: str) -> None:
@@ -510,6 +496,10 @@ def _kill_now(ctx, op, injected=lambda: None):
     how = op.args.get("how", "ray_kill")
     if how not in KILL_HOWS:
         raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS}")
+    if how == "remove_node" and ctx.fixture.get("kind") != "multinode":
+        raise HarnessError(f"refusing to remove a node of the {ctx.fixture.get('kind')} "
+                           "fixture: the suite stops only nodes of a cluster it started "
+                           "(multinode)")
     handle, info = _live_target(ctx, op)
     what = f"{how} of {op.target} actor {info['id'][:8]} (pid {info['pid']})"
     out = {"how": how, "actor": info}

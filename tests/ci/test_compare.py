@@ -125,6 +125,36 @@ def test_a_hang_is_compared_by_verdict_a_fail_by_its_oracles_too(tmp_path):
     assert row[1:3] == ["fail [no_ray_restart]", "fail []"], row
 
 
+def test_declared_varying_oracles_are_left_out_and_nothing_else(tmp_path):
+    """``varies:ORACLE`` on a slice line: that oracle failing or not is no
+    drift for that scenario; any other change still is, and so is the same
+    change in a scenario that declares nothing."""
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"{FAILING}  varies:clean_stderr  # a race decides a traceback\n"
+                       f"{SEED}  # the seed\n")
+    doc = slice_of(committed())
+    entry(doc, FAILING)["oracles"] = ["clean_stderr", "no_ray_restart"]
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing)
+    assert code == 0 and "compare: passed: 2 scenarios" in text, text
+    entry(doc, FAILING)["oracles"] = ["clean_stderr"]  # no_ray_restart gone: drift
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing)
+    assert code == 1 and "compare: FAILED: 1 of 2 scenarios drifted" in text, text
+    entry(doc, FAILING)["oracles"] = ["clean_stderr", "no_ray_restart"]
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", SLICE)  # the slice declares nothing for it
+    assert code == 1 and FAILING in text, text
+    listing.write_text(f"{FAILING}  varies:clean_stder  # a typo\n")
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing)
+    assert code == 2 and "varies:clean_stder names no oracle" in text, text
+    listing.write_text(f"{FAILING}  clean_stderr  # no marker\n")
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing)
+    assert code == 2 and "only 'varies:ORACLE[,ORACLE]'" in text, text
+
+
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")

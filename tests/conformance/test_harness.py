@@ -3,8 +3,6 @@
 A crash or a hang becomes a verdict and the session goes on; an interrupted
 run leaves no process behind; -n 0 and -n 2 agree.
 """
-import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,29 +12,11 @@ import uuid
 import pytest
 
 from fixtures import procs
+from tests.conformance.suite_run import REPO, suite, verdicts
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CRASH = "order/local/user/ray>collector>buffer>evaluator"
 AFTER = "order/local/user/collector>buffer>evaluator>ray"
 HANG = "killed/local/user/evaluator-hang>teardown"
-
-
-def suite(tmp_path, *args, run_id=None, **popen):
-    """Start `pytest conformance ...` with its own run id; return (proc, report path)."""
-    report = tmp_path / f"report-{uuid.uuid4().hex[:6]}.json"
-    env = {**os.environ, "RLC_RUN_ID": run_id or f"rlc-t{uuid.uuid4().hex[:8]}"}
-    for var in ("RLC_MARKER", "RLC_RUN_MARKER", "PYTEST_XDIST_WORKER",
-                "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
-        env.pop(var, None)
-    cmd = [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q",
-           "--conformance-report", str(report), *args]
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **popen), report
-
-
-def verdicts(report) -> dict:
-    doc = json.loads(report.read_text())
-    return {s["id"]: s for s in doc["scenarios"]}
 
 
 def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
@@ -98,15 +78,18 @@ def test_serial_and_parallel_runs_agree(tmp_path, impl):
 
 
 def test_a_scenario_that_fails_before_its_verdict_is_an_error_in_the_report(tmp_path):
-    """No scenario leaves the report silently: here the external cluster does
-    not answer, every test fails in the harness, and the gate goes red."""
-    scenario = "double_close/external/user/buffer-twice"
-    proc, report = suite(tmp_path, "-n", "0", "--ray-fixture", "external",
-                         "--ray-address", "127.0.0.1:9", "--scenario", scenario)
+    """No scenario leaves the report silently: here the fixture cannot be
+    prepared (``prepare_fault``), the test fails in the harness, and the gate
+    goes red. (A cluster that does not answer at all is a usage error before
+    any scenario: ``test_external.py``.)"""
+    scenario = "double_close/local/user/buffer-twice"
+    proc, report = suite(tmp_path, "-n", "0", "-p", "tests.conformance.prepare_fault",
+                         "--ray-fixture", "local", "--scenario", scenario)
     out, _ = proc.communicate(timeout=300)
     entry = verdicts(report)[scenario]
     assert entry["verdict"] == "error", out
     assert "before the scenario had a verdict" in entry["evidence"]["unknown"]["harness"][0]
+    assert "injected: the local fixture could not be prepared" in entry["evidence"]["stderr_tail"]
     gate = subprocess.run([sys.executable, "-m", "conformance", "gate", str(report)], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert gate.returncode == 1 and "NEW HARNESS ERROR" in gate.stdout, gate.stdout

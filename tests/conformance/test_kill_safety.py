@@ -35,3 +35,15 @@ def test_no_signal_to_a_process_that_is_not_a_ray_worker():
         proc.wait()
     with pytest.raises(HarnessError, match="is not running"):
         check_signalable(proc.pid)
+
+
+@pytest.mark.parametrize("kind", ["external", "local"])
+def test_no_node_removal_off_the_suites_own_cluster(kind):
+    from types import SimpleNamespace
+
+    from conformance.scenario import Op
+    from conformance.verbs import kill
+
+    ctx = SimpleNamespace(fixture={"kind": kind, "nodes": []}, running_op=None)
+    with pytest.raises(HarnessError, match=f"refusing to remove a node of the {kind} fixture"):
+        kill(ctx, Op("kill", "buffer", {"how": "remove_node"}))
