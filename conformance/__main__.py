@@ -4,9 +4,11 @@
                                                 its history, stderr and verdict
   shrink ID [--impl NAME]                       shrink a failing scenario
   catalog [--profile P] [--fixture F] [--counts] list scenarios or count them
+          [--shard I/N [--shard-durations R]]    ... or those of one shard, with its estimate
   bench [--profile P] [-n N]                    scenario throughput benchmark
   summary REPORT.json [--out FILE]              the report as Markdown (GitHub step summary)
   gate REPORT.json                              exit 1 on a new failure (the CI decision)
+  merge OUT.json SHARD.json...                  shard reports (--shard I/N) into one report
   matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
   compare REPORT.json --against COMMITTED.json [--scenarios-from FILE]
                                                 exit 1 when verdicts drifted from a committed
@@ -132,9 +134,36 @@ def cmd_catalog(args) -> int:
             for fam, c in fams.items():
                 print(f"  {fam:<22}" + "".join(f"{c.get(fx, 0):>11}" for fx in fixtures))
         return 0
-    for s in catalog.scenarios(fixtures, args.profile, components=components):
+    found = catalog.scenarios(fixtures, args.profile, components=components)
+    if args.shard:
+        found = _one_shard(found, args.shard, args.shard_durations)
+        if found is None:
+            return 2
+    for s in found:
         print(s.id if not args.verbose else f"{s.id}\n    {s.describe()}")
     return 0
+
+
+def _one_shard(found, which: str, durations_from: str | None):
+    """The scenarios of shard ``which`` (I/N) of ``found``, as ``--shard``
+    splits them; its estimate on stderr. None after a usage error."""
+    from conformance import report, shard
+
+    try:
+        this = shard.Shard.parse(which)
+        known = shard.durations(report.load(durations_from)) if durations_from else {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    parts = shard.plan([s.id for s in found], this.count, known)
+    mine = set(parts[this.index - 1].ids)
+    timed = sum(1 for s in found if s.id in known)
+    print(f"shard {this}: {len(mine)} of {len(found)} scenarios, estimated "
+          f"{parts[this.index - 1].estimate:.0f} s of scenario time (shards: "
+          f"{', '.join(f'{p.estimate:.0f}' for p in parts)} s; "
+          + (f"durations of {timed} of {len(found)} from {durations_from}, the rest at "
+             "their median)" if known else "no durations: split by id)"), file=sys.stderr)
+    return [s for s in found if s.id in mine]
 
 
 def _lazy(module: str):
@@ -172,6 +201,10 @@ def main(argv=None) -> int:
     c.add_argument("--impl", help="the scenarios for this implementation's components "
                                   "(default: all three)")
     c.add_argument("-v", "--verbose", action="store_true")
+    c.add_argument("--shard", metavar="I/N", help="only the scenarios shard I of N runs "
+                                                  "(as pytest's --shard splits them)")
+    c.add_argument("--shard-durations", metavar="REPORT.json",
+                   help="the report whose durations balance the shards")
     c.set_defaults(func=cmd_catalog)
     s = sub.add_parser("summary", help="the report as Markdown, for $GITHUB_STEP_SUMMARY")
     s.add_argument("report")
@@ -183,6 +216,10 @@ def main(argv=None) -> int:
                    help="fail when more than N scenarios were skipped (default 0: a "
                         "conformance claim runs every scenario)")
     g.set_defaults(func=_lazy("gate"))
+    j = sub.add_parser("merge", help="shard reports (pytest --shard I/N) into one report")
+    j.add_argument("out", metavar="OUT.json", help="the merged report")
+    j.add_argument("reports", nargs="+", metavar="SHARD.json", help="every shard's report")
+    j.set_defaults(func=_lazy("merge"))
     m = sub.add_parser("matrix", help="scenario x implementation matrix from reports")
     m.add_argument("reports", nargs="+", metavar="REPORT.json")
     m.add_argument("--html", required=True, metavar="OUT.html")

@@ -23,6 +23,8 @@ def decide(doc: dict, out=sys.stdout, max_skipped: int = 0) -> int:
     n = len(doc["scenarios"])
     cov = doc.get("coverage") or report.coverage(doc["scenarios"])
     too_many_skips = cov["skipped"] > max_skipped
+    if report.shard_note(doc):
+        print(f"note: {report.shard_note(doc)}", file=out)
     if too_many_skips:
         reasons = "; ".join(f"{k} ({v})" for k, v in cov["skip_reasons"].items())
         print(f"SKIPPED: {cov['skipped']} of {n} scenarios (at most {max_skipped} allowed, "

@@ -10,6 +10,10 @@ Options (each also read from an environment variable, for CI):
   --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
   --scenarios-from FILE    RLC_SCENARIOS_FROM only the scenarios listed there (one id a line,
                                              "# why" after it, e.g. ci/torchrl-slice.txt)
+  --shard I/N              RLC_SHARD         run shard I of N of the selected scenarios
+                                             (conformance/shard.py; merge the reports with
+                                             python -m conformance merge)
+  --shard-durations REPORT RLC_SHARD_DURATIONS balance the shards by this report's durations
 RLC_RUN_ID names the run: every process it starts carries it in RLC_MARKER.
 """
 from __future__ import annotations
@@ -18,11 +22,12 @@ import fnmatch
 import json
 import os
 import sys
+import time
 import uuid
 
 import pytest
 
-from conformance import catalog, known_failures, report
+from conformance import catalog, known_failures, report, shard
 from conformance.registry import UsageError, load_adapter
 from conformance.scenario import FIXTURES
 from fixtures.rayenv import RAY_ENV
@@ -36,6 +41,8 @@ ENV = {
     "known_failures": "RLC_KNOWN_FAILURES",
     "scenario": "RLC_SCENARIO",
     "scenarios_from": "RLC_SCENARIOS_FROM",
+    "shard": "RLC_SHARD",
+    "shard_durations": "RLC_SHARD_DURATIONS",
 }
 
 
@@ -55,6 +62,12 @@ def pytest_addoption(parser):
     g.addoption("--scenarios-from", metavar="FILE",
                 help="only the scenarios listed in FILE (one id a line, '# why' after "
                      "it; with --scenario: those too)")
+    g.addoption("--shard", metavar="I/N",
+                help="run only shard I of N of the selected scenarios (split by id, balanced "
+                     "by --shard-durations); the report says which shard it holds")
+    g.addoption("--shard-durations", metavar="REPORT.json",
+                help="a previous JSON report whose scenario durations balance the shards "
+                     "(a scenario not in it counts as their median)")
 
 
 def _opt(config, name, default=None):
@@ -110,6 +123,7 @@ def pytest_configure(config):
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
     listed = _listed(config, impl, adapter, profile, fixtures)
+    this_shard, durations, shard_run = _sharding(config, profile, fixtures, known)
     if "external" in fixtures:
         _use_external(address, check=not hasattr(config, "workerinput"))
     _CONFIG["config"] = config
@@ -125,7 +139,33 @@ def pytest_configure(config):
         "address": address, "known": known,
         "report": _opt(config, "conformance_report"), "results": [],
         "patterns": _split(_opt(config, "scenario", [])), "listed": listed,
+        "shard": this_shard, "durations": durations, "shard_run": shard_run,
+        "shard_record": None, "started": time.monotonic(),
     }
+    if this_shard is not None:
+        config.pluginmanager.register(ShardSelection(), "rlc-shard-selection")
+
+
+def _sharding(config, profile, fixtures, known):
+    """--shard I/N, the durations that balance it, and what every shard of the
+    run records alike (to be merged: ``conformance.merge``)."""
+    raw = _opt(config, "shard")
+    try:
+        this_shard = shard.Shard.parse(raw) if raw else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--shard: {exc}") from None
+    path = _opt(config, "shard_durations")
+    try:
+        durations = shard.durations(report.load(path)) if path else {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise pytest.UsageError(f"--shard-durations {path}: {exc}") from None
+    run = {"profile": profile, "fixtures": fixtures,
+           "known_failures": shard.digest(f"{k}  # {v}" for k, v in known.items()) if known
+           else None,
+           "durations": shard.digest(f"{k} {v!r}" for k, v in durations.items()) if durations
+           else None,
+           "durations_from": path or None}
+    return this_shard, durations, run
 
 
 def _use_external(address: str, check: bool) -> None:
@@ -228,7 +268,7 @@ def pytest_collection_modifyitems(config, items):
     known = config._rlc["known"]
     seen = set()
     for item in items:
-        scenario = getattr(item, "callspec", None) and item.callspec.params.get("scenario")
+        scenario = _scenario_of(item)
         if scenario is None:
             continue
         item.add_marker(pytest.mark.conformance)
@@ -241,6 +281,44 @@ def pytest_collection_modifyitems(config, items):
     config._rlc["unused_known"] = sorted(set(known) - seen)
 
 
+class ShardSelection:
+    """With --shard I/N (registered then): keep this shard's scenarios."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        """Deselect the other shards' scenarios, after every other selection
+        (-k, --deselect, ...): the shards split what the run would run. Each
+        xdist worker splits alike and tells the controller what it split
+        (``workeroutput``)."""
+        rlc = config._rlc
+        ids = {item: _scenario_of(item).id for item in items if _scenario_of(item) is not None}
+        this = rlc["shard"]
+        part = shard.plan(ids.values(), this.count, rlc["durations"])[this.index - 1]
+        mine = set(part.ids)
+        dropped = [item for item, sid in ids.items() if sid not in mine]
+        gone = set(dropped)
+        items[:] = [item for item in items if item not in gone]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        rlc["shard_record"] = shard.record(this, ids.values(), part, **rlc["shard_run"])
+        if hasattr(config, "workeroutput"):
+            config.workeroutput["rlc_shard"] = rlc["shard_record"]
+
+
+def _scenario_of(item):
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("scenario") if callspec is not None else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist's controller: what the worker's shard split (every worker splits alike)."""
+    config = _CONFIG.get("config")
+    found = (getattr(node, "workeroutput", None) or {}).get("rlc_shard")
+    if config is not None and found:
+        config._rlc["shard_record"] = found
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     """Remember the next test of this process: its driver may start early."""
@@ -249,9 +327,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 def next_scenario(item):
     """The scenario of the test this process runs after ``item`` (or None)."""
-    nextitem = getattr(item, "_rlc_next", None)
-    callspec = getattr(nextitem, "callspec", None)
-    return callspec.params.get("scenario") if callspec is not None else None
+    return _scenario_of(getattr(item, "_rlc_next", None))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -311,9 +387,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         if entry["id"] not in by_id or by_id[entry["id"]].get("no_result"):
             by_id[entry["id"]] = entry
     results = list(by_id.values())
-    if not results:
+    # a shard's report is written even empty: the merge counts every shard
+    if not results and (rlc["shard"] is None or config.option.collectonly):
         return
-    doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"])
+    doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"], _shard_block(rlc))
     tr = terminalreporter
     tr.section("conformance")
     for line in report.summary_lines(doc):
@@ -323,6 +400,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if rlc["report"]:
         report.write(doc, rlc["report"])
         tr.write_line(f"report: {rlc['report']}")
+
+
+def _shard_block(rlc) -> dict | None:
+    """The report's ``shard``: the record of the split (or, if no worker got
+    as far as collecting, what this process knows), and the run's seconds."""
+    if rlc["shard"] is None:
+        return None
+    found = rlc["shard_record"] or {"index": rlc["shard"].index, "count": rlc["shard"].count,
+                                    "selection": None, **rlc["shard_run"]}
+    return {**found, "elapsed": round(time.monotonic() - rlc["started"], 1)}
 
 
 def preload_modules(adapter) -> list[str]:

@@ -5,6 +5,10 @@
      "scenarios": [{"id", "family", "fixture", "owner", "components",
                     "verdict", "oracles", "evidence", "repro", "duration",
                     "known_failure"}]}
+
+A shard's report (``--shard I/N``) also has ``"shard"`` (which shard, what
+was split: :func:`conformance.shard.record`); a merge of shard reports has
+``"shards"`` instead (``conformance.merge``) and reads as one run.
 """
 from __future__ import annotations
 
@@ -35,18 +39,31 @@ def versions(adapter=None) -> dict:
     return out
 
 
-def build(impl: str, adapter, results: list[dict], known: dict | None = None) -> dict:
+def build(impl: str, adapter, results: list[dict], known: dict | None = None,
+          shard: dict | None = None) -> dict:
+    """The report of this run; ``shard``: what a shard run records about its
+    shard (:func:`conformance.shard.record`)."""
     known = known or {}
-    scenarios = sorted(results, key=lambda r: r["id"])
-    for s in scenarios:
+    for s in results:
         s["known_failure"] = known.get(s["id"])
+    doc = document(impl, versions(adapter), results)
+    if shard is not None:
+        doc["shard"] = shard
+    return doc
+
+
+def document(impl: str, versions: dict, scenarios: list[dict],
+             generated: str | None = None) -> dict:
+    """A report of ``scenarios`` (entries with their ``known_failure`` set):
+    their summary and coverage, sorted by id."""
+    scenarios = sorted(scenarios, key=lambda r: r["id"])
     summary = Counter(s["verdict"] for s in scenarios)
     return {
         "coverage": coverage(scenarios),
         "schema": SCHEMA,
         "impl": impl,
-        "versions": versions(adapter),
-        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "versions": versions,
+        "generated": generated or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "summary": {v: summary.get(v, 0) for v in VERDICTS},
         "scenarios": scenarios,
     }
@@ -80,9 +97,21 @@ def gate(doc: dict) -> dict:
     return {"new_failures": new, "known_failures": known, "unexpected_passes": fixed}
 
 
+def shard_note(doc: dict) -> str | None:
+    """For a shard's report: that it holds only part of a run."""
+    shard = doc.get("shard")
+    if not shard:
+        return None
+    return (f"shard {shard['index']}/{shard['count']}: {len(doc['scenarios'])} of the run's "
+            f"{shard.get('selected', '?')} scenarios (merge the shards' reports into one: "
+            "python -m conformance merge OUT.json SHARD.json...)")
+
+
 def summary_lines(doc: dict) -> list[str]:
     counts = ", ".join(f"{n} {v}" for v, n in doc["summary"].items() if n)
     lines = [f"impl {doc['impl']}: {len(doc['scenarios'])} scenarios: {counts}"]
+    if shard_note(doc):
+        lines.append(shard_note(doc))
     cov = doc.get("coverage") or coverage(doc["scenarios"])
     if cov["skipped"] or cov["ops_unsupported"]:
         lines.append(f"coverage: {cov['run']} of {cov['scenarios']} scenarios run to a verdict; "

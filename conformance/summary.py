@@ -119,6 +119,8 @@ def render(doc: dict) -> str:
     out = [f"# Lifecycle conformance: {_code(doc['impl'])}", ""]
     out.append(" · ".join(f"{k} {_code(v)}" for k, v in version_items(doc.get("versions", {})))
                + (f" · generated {doc['generated']}" if doc.get("generated") else ""))
+    if report.shard_note(doc):
+        out += ["", f"Only part of a run: {report.shard_note(doc)}."]
     out.append("")
     tally = ", ".join(f"{counts[v]} {v}" for v in ("pass", *BAD, "skip") if counts[v])
     if g["new_failures"]:
