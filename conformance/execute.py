@@ -10,6 +10,7 @@ import weakref
 from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
+from conformance.load import CpuPressure, describe as describe_load
 from conformance.verbs import deadline_of
 from conformance.oracles import Run
 from conformance.verdict import decide
@@ -149,6 +150,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     (operations and probes done, the interpreter exit under way): see
     ``EarlyStart.trigger``.
     """
+    pressure = CpuPressure()
     driver = EarlyStart.of(session).adopt(scenario.id)
     driver = driver or start_scenario(scenario, impl, adapter, session, workdir, address, entry)
     history_path = history_file(driver.request["cwd"])  # a prestarted driver's own workdir
@@ -178,6 +180,8 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     verdict, violations, unknown = decide(run)
     entry = result_entry(scenario, impl, run, verdict, violations, duration, address, unknown)
     entry["timings"] = phase_times(history, duration, outcome.duration)
+    # from the driver's adoption (or start) to the verdict
+    entry["evidence"]["cpu_pressure"] = pressure.share()
     return entry
 
 
@@ -207,11 +211,10 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
     return entry(
         scenario, verdict,
         oracles=sorted(violations),
-        # coverage: ops the implementation could not do (a missing optional
-        # feature) and the rules left unchecked because of them
         # coverage: ops not done, because the implementation lacks a feature
         # (unsupported) or the component was never built (skipped, e.g. a
-        # constructor allowed to fail with its defaults that did)
+        # constructor allowed to fail with its defaults that did), and the
+        # rules left unchecked because of a missing feature
         unsupported=[f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
                      f"{r['status']}: {r['result'].get('reason')}".replace("  ", " ")
                      for r in run.history.ops if r.get("status") in ("unsupported", "skipped")],
@@ -297,6 +300,7 @@ def failure_message(entry: dict) -> str:
     out += ["", "history:"] + [f"  {line}" for line in ev["history"]]
     if ev.get("exit_code") is not None or ev.get("signal"):
         out.append(f"driver exit code {ev.get('exit_code')}, signal {ev.get('signal')}")
+    out += describe_load(entry)
     if ev.get("stack_dump"):
         out += ["", "stack dump:", ev["stack_dump"][-3000:]]
     if ev.get("stderr_tail"):
