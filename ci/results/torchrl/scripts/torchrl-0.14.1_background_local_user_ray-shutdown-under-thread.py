@@ -15,9 +15,10 @@ ops:
   [3] wait_frames buffer(frames=64)
   [4] sample buffer
   [5] check_data buffer
-  [6] ray_shutdown
-  [7] teardown collector
-  [8] teardown buffer
+  [6] in_ray_call
+  [7] ray_shutdown
+  [8] teardown collector
+  [9] teardown buffer
 
 Each operation prints '[i] op ...' when it starts and '[i] op: ok|raised Type: message
 (duration)' when it returns. An operation past its deadline (the suite's) dumps
@@ -144,6 +145,7 @@ collector = buffer = evaluator = None  # the components, as the operations leave
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
+_ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
 
 
 class Unsupported(Exception):
@@ -162,6 +164,10 @@ def _record(component, handles):
 
 def _actor_pid(handle):
     """The pid of an actor's worker process, from the GCS actor table."""
+    # Private on purpose: the public ray.util.state.get_actor asks the
+    # dashboard's API server, which a Ray started with include_dashboard=False
+    # (as here and in the suite) does not run: ServerUnavailable (measured,
+    # Ray 2.60, 2026-11-23). ray._private.state reads the GCS directly.
     from ray._private import state
 
     return state.actors(actor_id=handle._actor_id.hex())["Pid"]
@@ -178,7 +184,7 @@ def _actor_states(settle=None):
     actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous)."""
     if not ray.is_initialized() or not ACTOR_IDS:
         return None
-    from ray._private import state
+    from ray._private import state  # not ray.util.state: see _actor_pid
 
     def states():
         out = {}
@@ -311,6 +317,35 @@ def _batch(n: int):
     )
 
 
+def inside_ray(exclude=()) -> list[dict]:
+    """The threads, other than the caller, those in ``exclude`` (idents),
+    Ray's own and the harness's (as in :func:`new_threads`), whose innermost
+    Python frame is in the ``ray`` package, i.e. blocked in (or running) a
+    call into Ray, each with where. Self-contained: standalone scripts embed
+    its source."""
+    import os
+    import sys
+    import threading
+
+    import ray
+
+    ray_dir = os.path.dirname(ray.__file__) + os.sep
+    # sys._current_frames is CPython's documented way to read another
+    # thread's stack (what faulthandler-style dumps use)
+    frames = sys._current_frames()
+    out = []
+    for t in threading.enumerate():
+        module = getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__
+        if (t is threading.current_thread() or t.ident in exclude or t.name.startswith("rlc-")
+                or str(module).startswith(("ray", "grpc", "concurrent.futures", "asyncio"))):
+            continue
+        frame = frames.get(t.ident)
+        if frame is not None and frame.f_code.co_filename.startswith(ray_dir):
+            where = f"{frame.f_code.co_filename[len(ray_dir):]}:{frame.f_lineno} {frame.f_code.co_name}"
+            out.append({"name": t.name, "in": where})
+    return out
+
+
 def op_0():
     # construct buffer
     global buffer
@@ -329,7 +364,7 @@ def op_1():
         GymEnvMaker('conformance.envs:RlcSlowCartPole-v0'),
         None,
         frames_per_batch=64,
-        total_frames=-1,
+        total_frames=1000000000,
         num_collectors=2,
         sync=False,
         ray_init_config=RAY_INIT_CONFIG,
@@ -369,16 +404,26 @@ def op_5():
 
 
 def op_6():
+    # in_ray_call
+    t0 = time.monotonic()
+    while not (found := inside_ray()) and time.monotonic() - t0 < 30.0:
+        time.sleep(0.05)
+    if not found:
+        raise RuntimeError('no thread of the implementation entered a Ray call in 30.0 s')
+    return f'inside Ray: {found}'
+
+
+def op_7():
     # ray_shutdown
     ray.shutdown()  # the user's own
 
 
-def op_7():
+def op_8():
     # teardown collector
     collector.shutdown()
 
 
-def op_8():
+def op_9():
     # teardown buffer
     buffer.close()
 
@@ -390,9 +435,10 @@ OPS = [  # (index, operation, function, deadline in s, needs, probe, settle)
     (3, 'wait_frames buffer(frames=64)', op_3, 90.0, 'buffer', False, None),
     (4, 'sample buffer', op_4, 90.0, 'buffer', False, None),
     (5, 'check_data buffer', op_5, 90.0, 'buffer', False, None),
-    (6, 'ray_shutdown', op_6, 90.0, None, True, None),
-    (7, 'teardown collector', op_7, 35.0, 'collector', True, 'collector'),
-    (8, 'teardown buffer', op_8, 35.0, 'buffer', True, 'buffer'),
+    (6, 'in_ray_call', op_6, 60.0, None, False, None),
+    (7, 'ray_shutdown', op_7, 90.0, None, True, None),
+    (8, 'teardown collector', op_8, 35.0, 'collector', True, 'collector'),
+    (9, 'teardown buffer', op_9, 35.0, 'buffer', True, 'buffer'),
 ]
 
 
