@@ -98,6 +98,9 @@ def sigkill_actor_worker(pid: int, class_name: str | None) -> str:
 def _remove_one(ray, aid: str, rec: dict) -> str:
     if rec.get("name"):
         handle = ray.get_actor(rec["name"], namespace=rec.get("namespace"))
+        # private: a handle's actor id has no public accessor in Ray 2.60 (the
+        # state API that lists ids needs the dashboard, absent from the minimal
+        # wheel); the check keeps a name reused since from being killed
         if handle._actor_id.hex() != aid:
             return (f"not killed: {rec['name']!r} in namespace {rec.get('namespace')!r} now "
                     f"names actor {handle._actor_id.hex()[:8]}, not this one")
