@@ -178,10 +178,14 @@ def construct(ctx, op):
 
 
 def frames_of(batch) -> int | None:
-    """Frames in one yielded item: a TensorDict's numel, or the frame count a
-    buffer-mode collector yields (None: not measurable, e.g. torchrl's None)."""
+    """Frames in one yielded item: a TensorDict's numel, the frames of a list
+    of episode chunks (RLlib's ``sample()``: ``len()`` of each is its
+    env steps), or the frame count a buffer-mode collector yields (None: not
+    measurable, e.g. torchrl's None)."""
     if hasattr(batch, "numel"):
         return int(batch.numel())
+    if isinstance(batch, list) and all(hasattr(chunk, "env_steps") for chunk in batch):
+        return sum(len(chunk) for chunk in batch)
     if isinstance(batch, int) and not isinstance(batch, bool):
         return batch
     return None

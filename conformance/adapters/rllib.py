@@ -11,7 +11,8 @@ the suite's shape; each component is what an RLlib user builds for that job:
   ``foreach_env_runner_async`` request per idle runner and each result of
   ``fetch_ready_async_reqs`` a batch, first ready first served; until
   ``total_frames`` (never with -1). A batch is the list of episode chunks
-  ``sample()`` returns. Teardown is ``group.stop()`` (``stop()`` on every
+  ``sample()`` returns; a round no runner answers ends the loop (as RLlib's
+  ``synchronous_parallel_sample`` does). Teardown is ``group.stop()`` (``stop()`` on every
   runner, then its actor manager ``ray.kill``s them).
 - **evaluator** = an ``Algorithm`` (``config.build_algo()``) with evaluation
   configured: no training env runner actor (``num_env_runners=0``, RLlib then
@@ -59,26 +60,31 @@ RUNNER_OPTIONS = {"num_cpus": "num_cpus_per_env_runner", "num_gpus": "num_gpus_p
 
 def iterate_env_runners(group, frames_per_batch: int, total_frames: int, sync: bool):
     """The user's sampling loop over an EnvRunnerGroup: batches (lists of
-    episode chunks) until ``total_frames`` frames (endless with -1)."""
+    episode chunks) until ``total_frames`` frames (endless with -1). A round
+    that no runner answers ends it, as in RLlib's own
+    ``synchronous_parallel_sample`` (no runner left, e.g. after ``stop()``)."""
     frames = 0
     if sync:  # one batch per round, every runner a share of frames_per_batch
         share = frames_per_batch // max(group.num_remote_env_runners(), 1)
         while total_frames < 0 or frames < total_frames:
             results = group.foreach_env_runner(lambda r: r.sample(num_timesteps=share),
                                                local_env_runner=False)
+            if not results:
+                return
             batch = [chunk for episodes in results for chunk in episodes]
             frames += sum(len(chunk) for chunk in batch)
             yield batch
         return
-    group.foreach_env_runner_async(lambda r: r.sample(num_timesteps=frames_per_batch))
     while total_frames < 0 or frames < total_frames:
+        # a request to every healthy runner that has none in flight
+        group.foreach_env_runner_async(lambda r: r.sample(num_timesteps=frames_per_batch))
+        if not group.num_in_flight_async_reqs():
+            return
         for _, batch in group.fetch_ready_async_reqs(timeout_seconds=ASYNC_FETCH_WAIT):
             frames += sum(len(chunk) for chunk in batch)
             yield batch
             if 0 <= total_frames <= frames:
                 return
-        # a new request to every runner that has none in flight
-        group.foreach_env_runner_async(lambda r: r.sample(num_timesteps=frames_per_batch))
 
 
 def env_runner_handles(group) -> list:
@@ -103,6 +109,24 @@ def algorithm_handles(algo) -> list:
     return out
 
 
+#: id(algo) -> evaluations submitted and not yet polled (RLlib has no request queue)
+PENDING_EVALUATIONS: dict = {}
+
+
+def submit_evaluation(algo) -> None:
+    """Record one evaluation request: RLlib evaluates only when asked to, blocking."""
+    PENDING_EVALUATIONS[id(algo)] = PENDING_EVALUATIONS.get(id(algo), 0) + 1
+
+
+def poll_evaluation(algo):
+    """``algo.evaluate()`` for a submitted request (RLlib's own bound applies,
+    ``evaluation_sample_timeout_s``); None without one."""
+    if not PENDING_EVALUATIONS.get(id(algo)):
+        return None
+    PENDING_EVALUATIONS[id(algo)] -= 1
+    return algo.evaluate()
+
+
 class RLlibAdapter(Adapter):
     name = "rllib"
     package = "ray[rllib]"
@@ -116,7 +140,6 @@ class RLlibAdapter(Adapter):
 
         self.PPOConfig, self.EnvRunnerGroup = PPOConfig, EnvRunnerGroup
         self._collector_specs = {}  # id(group) -> the Spec it was built with
-        self._pending = {}  # id(algo) -> evaluations submitted, not yet polled
 
     # -- configuration -----------------------------------------------------------
     def runner_settings(self, spec: Spec, component: str) -> dict:
@@ -127,20 +150,26 @@ class RLlibAdapter(Adapter):
         options = {"num_cpus": ACTOR_CPUS, "num_gpus": 0, **spec.resources.get(component, {})}
         return {RUNNER_OPTIONS[k]: v for k, v in options.items()}
 
-    def ready_settings(self, spec: Spec) -> dict:
-        """``ready_timeout=None`` (construct(ready=False)): don't wait for the runners."""
-        return {"validate_env_runners_after_construction": False} \
-            if spec.ready_timeout is None else {}
+    def config_calls(self, spec: Spec, component: str) -> list[tuple[str, dict]]:
+        """The PPOConfig builder calls of a component, in order (the adapter
+        and its scripts make the same); RLlib's defaults for everything else.
+        ``ready_timeout=None`` (construct(ready=False)): don't wait for the runners."""
+        runners = dict(self.runner_settings(spec, component))
+        if spec.ready_timeout is None:
+            runners["validate_env_runners_after_construction"] = False
+        calls = [("environment", {"env": spec.env_id})]
+        if component == "collector":
+            return calls + [("env_runners", {"num_env_runners": spec.num_collectors, **runners})]
+        return calls + [("env_runners", {"num_env_runners": 0, **runners}),
+                        ("evaluation", {"evaluation_num_env_runners": 1,
+                                        "evaluation_duration": spec.eval_max_steps,
+                                        "evaluation_duration_unit": "timesteps"})]
 
     def config(self, spec: Spec, component: str):
-        """The PPOConfig of a component; RLlib's defaults except what is set here."""
-        env_runners = {**self.runner_settings(spec, component), **self.ready_settings(spec)}
-        config = self.PPOConfig().environment(spec.env_id)
-        if component == "collector":
-            return config.env_runners(num_env_runners=spec.num_collectors, **env_runners)
-        return config.env_runners(num_env_runners=0, **env_runners).evaluation(
-            evaluation_num_env_runners=1, evaluation_duration=spec.eval_max_steps,
-            evaluation_duration_unit="timesteps")
+        config = self.PPOConfig()
+        for method, kwargs in self.config_calls(spec, component):
+            config = getattr(config, method)(**kwargs)
+        return config
 
     # -- construction ---------------------------------------------------------------
     def make_collector(self, spec: Spec, buffer=None):
@@ -149,9 +178,7 @@ class RLlibAdapter(Adapter):
         return group
 
     def make_evaluator(self, spec: Spec):
-        algo = self.config(spec, "evaluator").build_algo()
-        self._pending[id(algo)] = 0
-        return algo
+        return self.config(spec, "evaluator").build_algo()
 
     def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
         obj.stop()  # EnvRunnerGroup.stop() / Algorithm.stop()
@@ -162,15 +189,10 @@ class RLlibAdapter(Adapter):
         return iterate_env_runners(collector, spec.frames_per_batch, spec.total_frames, spec.sync)
 
     def submit(self, evaluator, spec: Spec) -> None:
-        self._pending[id(evaluator)] = self._pending.get(id(evaluator), 0) + 1
+        submit_evaluation(evaluator)
 
     def poll(self, evaluator, timeout: float):
-        """``algo.evaluate()`` for a submitted request (RLlib's own bound applies,
-        ``evaluation_sample_timeout_s``, not ``timeout``); None without one."""
-        if not self._pending.get(id(evaluator)):
-            return None
-        self._pending[id(evaluator)] -= 1
-        return evaluator.evaluate()
+        return poll_evaluation(evaluator)  # blocks as evaluate() does: no timeout in RLlib
 
     # -- introspection ----------------------------------------------------------------------
     def actors(self, component: str, obj) -> list:
@@ -183,3 +205,57 @@ class RLlibAdapter(Adapter):
 
         return {"ray": version("ray"), "gymnasium": version("gymnasium"),
                 "torch": version("torch")}
+
+    # -- standalone scripts (python -m conformance script) --------------------------------
+    def script_header(self) -> list[str]:
+        from conformance.snippets import source_of
+
+        out = ["from ray.rllib.algorithms.ppo import PPOConfig",
+               "from ray.rllib.env.env_runner_group import EnvRunnerGroup", "",
+               f"ASYNC_FETCH_WAIT = {ASYNC_FETCH_WAIT!r}",
+               "PENDING_EVALUATIONS = {}", ""]
+        for func in (iterate_env_runners, env_runner_handles, algorithm_handles,
+                     submit_evaluation, poll_evaluation):
+            out += ["", *source_of(func), ""]
+        return out
+
+    def script_actors(self, component: str) -> str:
+        return ("env_runner_handles(collector)" if component == "collector"
+                else "algorithm_handles(evaluator)")
+
+    def script_lines(self, op, spec: Spec) -> list[str] | None:
+        """Body lines of one operation, calling RLlib as this adapter does."""
+        from conformance import snippets
+
+        target, a = op.target, op.args
+        loop = (f"iterate_env_runners(collector, {spec.frames_per_batch!r}, "
+                f"{spec.total_frames!r}, {spec.sync!r})")
+        if op.verb == "construct":
+            lines = ["config = PPOConfig()"]
+            for method, kwargs in self.config_calls(spec, target):
+                lines += snippets.call_lines(f"config = config.{method}", [], kwargs)
+            if target == "collector":
+                return lines + ["collector = EnvRunnerGroup(config=config, local_env_runner=False)"]
+            return lines + ["evaluator = config.build_algo()"]
+        if op.verb == "teardown":
+            return snippets.teardown_lines(f"{target}.stop()", op)
+        if op.verb in ("iterate", "exhaust"):
+            k = int(a.get("batches", 1)) if op.verb == "iterate" else None
+            if k is not None and k <= 0:
+                return ["return '0 batches'  # batches=0: the collector is never iterated"]
+            return ["n = 0", f"for _ in {loop}:", "    n += 1",
+                    *([f"    if n >= {k}:", "        break  # an early break, as a user's loop does"]
+                      if k else []),
+                    "return f'{n} batches'"]
+        if op.verb == "submit":
+            return ["submit_evaluation(evaluator)"]
+        if op.verb == "poll":
+            return ["result = poll_evaluation(evaluator)",
+                    "return 'ready' if result is not None else 'not ready'"]
+        if op.verb == "use":
+            expr = {"iterate": f"next({loop})", "submit": "submit_evaluation(evaluator)",
+                    "poll": "poll_evaluation(evaluator)"}.get(a["call"])
+            return None if expr is None else [
+                "# after teardown: the contract wants a clear 'closed' error, at once",
+                f"return repr({expr})"]
+        return None  # check_alive: no liveness (see the module docstring)
