@@ -92,6 +92,11 @@ class Adapter:
     #: ``ray[rllib]``): what ``bisect`` and the release matrix install at
     #: each version; None for code that is not a released package
     package: str | None = None
+    #: modules of the implementation the zygote imports once, so that every
+    #: driver (a fork of it) starts warm; an adapter whose constructors import
+    #: something heavy names it here (the zygote already has torch, ray,
+    #: tensordict and gymnasium)
+    preload: tuple = ()
 
     # -- construction -------------------------------------------------------
     def make_buffer(self, spec: Spec):

@@ -127,6 +127,27 @@ def poll_evaluation(algo):
     return algo.evaluate()
 
 
+def rllib_extra_missing() -> list[str]:
+    """The distributions of ray's ``rllib`` extra that are not installed. Every
+    ray wheel ships ``ray/rllib``, importable only with them; importing it to
+    find out would cost pytest's processes 4.2 s each (torch, measured)."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    from packaging.requirements import Requirement
+
+    missing = []
+    for line in requires("ray") or ():
+        req = Requirement(line)
+        if req.marker is None or not req.marker.evaluate({"extra": "rllib"}) \
+                or req.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            version(req.name)
+        except PackageNotFoundError:
+            missing.append(req.name)
+    return missing
+
+
 class RLlibAdapter(Adapter):
     name = "rllib"
     package = "ray[rllib]"
@@ -134,11 +155,16 @@ class RLlibAdapter(Adapter):
     features = frozenset({"sync", "async", "evaluator", "ready_timeout"})
     closed_errors = ()  # set in __init__ once measured (see README of ci/results/rllib)
 
-    def __init__(self):
-        from ray.rllib.algorithms.ppo import PPOConfig  # ImportError without RLlib
-        from ray.rllib.env.env_runner_group import EnvRunnerGroup
+    #: the zygote imports these once (4.1 s with torch, 2.1 s of it torch,
+    #: measured): drivers fork warm; pytest's own processes never import RLlib
+    preload = ("ray.rllib.algorithms.ppo", "ray.rllib.env.env_runner_group")
 
-        self.PPOConfig, self.EnvRunnerGroup = PPOConfig, EnvRunnerGroup
+    def __init__(self):
+        missing = rllib_extra_missing()
+        if missing:
+            raise ImportError(f"ray[rllib] is not installed (missing: {', '.join(missing)}); "
+                              "RLC_EXTRAS=rllib RLC_VENV=.venv-rllib bash ci/setup.sh "
+                              "builds a venv with it")
         self._collector_specs = {}  # id(group) -> the Spec it was built with
 
     # -- configuration -----------------------------------------------------------
@@ -166,14 +192,18 @@ class RLlibAdapter(Adapter):
                                         "evaluation_duration_unit": "timesteps"})]
 
     def config(self, spec: Spec, component: str):
-        config = self.PPOConfig()
+        from ray.rllib.algorithms.ppo import PPOConfig
+
+        config = PPOConfig()
         for method, kwargs in self.config_calls(spec, component):
             config = getattr(config, method)(**kwargs)
         return config
 
     # -- construction ---------------------------------------------------------------
     def make_collector(self, spec: Spec, buffer=None):
-        group = self.EnvRunnerGroup(config=self.config(spec, "collector"), local_env_runner=False)
+        from ray.rllib.env.env_runner_group import EnvRunnerGroup
+
+        group = EnvRunnerGroup(config=self.config(spec, "collector"), local_env_runner=False)
         self._collector_specs[id(group)] = spec
         return group
 
