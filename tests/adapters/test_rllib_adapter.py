@@ -47,12 +47,14 @@ def test_features_components_and_catalog(adapter):
     assert adapter.package == "ray[rllib]"
     assert adapter.versions() == {"ray": version("ray"), "gymnasium": version("gymnasium"),
                                   "torch": version("torch")}
-    ids = {s.id for s in catalog.scenarios(("local", "multinode"), "quick",
-                                           components=adapter.components)}
+    quick = catalog.scenarios(("local", "multinode"), "quick", components=adapter.components)
+    ids = {s.id for s in quick}
     assert "order/local/user/ray>collector>evaluator~no-buffer" in ids
     assert "use_after_close/local/user/evaluator" in ids
-    assert not any(i.startswith(("background/", "named/")) for i in ids)
-    assert not any("/buffer" in i for i in ids)
+    assert not any(i.startswith("background/") or "/buffer" in i for i in ids)
+    skipped = {s.id: adapter.unsupported(s.requires) for s in quick if adapter.unsupported(s.requires)}
+    assert {tuple(v) for v in skipped.values()} == {("named_evaluator",), ("per_actor_envs",)}
+    assert (len(quick), len(skipped)) == (66, 8)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
