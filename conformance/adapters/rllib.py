@@ -35,8 +35,8 @@ for every runner), ``liveness``: RLlib's health bookkeeping
 (``num_healthy_remote_env_runners``, ``probe_unhealthy_env_runners``) marks a
 runner unhealthy only after one of its calls fails and probes only runners
 already so marked, so a runner killed between calls counts as healthy until
-the next sample: it answers "did a call fail", not "is it alive". The suite
-then observes deaths through Ray itself. ``ready_timeout`` is declared:
+the next sample: it answers "did a call fail", not "is it alive" (measured,
+ci/results/rllib/README.md). The suite then observes deaths through Ray. ``ready_timeout`` is declared:
 ``validate_env_runners_after_construction`` (True by default) makes the
 constructors wait for their runners (without any time limit), False builds
 without waiting.
