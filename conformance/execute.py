@@ -197,8 +197,15 @@ def entry(scenario, verdict: str, **fields) -> dict:
         sid, components, ops = scenario.id, list(scenario.components), scenario.describe()
     return {"id": sid, "family": family, "fixture": fixture, "owner": owner,
             "components": components, "verdict": verdict, "oracles": [], "unsupported": [],
-            "not_checked": [], "unknown": [], "evidence": {}, "repro": "", "duration": 0,
+            "not_built": [], "not_checked": [], "unknown": [], "evidence": {}, "repro": "", "duration": 0,
             "ops": ops, **fields}
+
+
+def _op_notes(ops: list[dict], status: str) -> list[str]:
+    """One line per op of the history that ended with ``status``."""
+    return [f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
+            f"{r['status']}: {r['result'].get('reason')}".replace("  ", " ")
+            for r in ops if r.get("status") == status]
 
 
 def skip_entry(scenario, reason: str) -> dict:
@@ -211,13 +218,13 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
     return entry(
         scenario, verdict,
         oracles=sorted(violations),
-        # coverage: ops not done, because the implementation lacks a feature
-        # (unsupported) or the component was never built (skipped, e.g. a
-        # constructor allowed to fail with its defaults that did), and the
-        # rules left unchecked because of a missing feature
-        unsupported=[f"op {r['i']} {r['op']['verb']} {r['op'].get('target') or ''}: "
-                     f"{r['status']}: {r['result'].get('reason')}".replace("  ", " ")
-                     for r in run.history.ops if r.get("status") in ("unsupported", "skipped")],
+        # coverage: ops not done because the implementation lacks a feature
+        # (unsupported), and ops on a component that was never built (e.g. a
+        # constructor allowed to fail with its defaults, that did): two
+        # different things, counted apart; and the rules left unchecked
+        # because of a missing feature
+        unsupported=_op_notes(run.history.ops, "unsupported"),
+        not_built=_op_notes(run.history.ops, "skipped"),
         not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
                             for o in r["result"].get("not_checked", [])}),
         # oracles that could not answer (and "harness": what the harness failed

@@ -71,7 +71,8 @@ def document(impl: str, versions: dict, scenarios: list[dict],
 
 def coverage(scenarios: list[dict]) -> dict:
     """How much of the run reached a verdict: scenarios run / skipped (with
-    their reasons), ops the implementation could not do, rules not checked."""
+    their reasons), ops the implementation could not do (a missing feature),
+    ops on a component whose construction failed, rules not checked."""
     skipped = Counter((s.get("evidence") or {}).get("reason", "?") for s in scenarios
                       if s["verdict"] == "skip")
     not_checked = Counter(o for s in scenarios for o in s.get("not_checked") or [])
@@ -81,6 +82,7 @@ def coverage(scenarios: list[dict]) -> dict:
         "skipped": sum(skipped.values()),
         "skip_reasons": dict(skipped),
         "ops_unsupported": sum(len(s.get("unsupported") or []) for s in scenarios),
+        "ops_not_built": sum(len(s.get("not_built") or []) for s in scenarios),
         "not_checked": dict(not_checked),
     }
 
@@ -113,9 +115,10 @@ def summary_lines(doc: dict) -> list[str]:
     if shard_note(doc):
         lines.append(shard_note(doc))
     cov = doc.get("coverage") or coverage(doc["scenarios"])
-    if cov["skipped"] or cov["ops_unsupported"]:
+    if cov["skipped"] or cov["ops_unsupported"] or cov.get("ops_not_built"):
         lines.append(f"coverage: {cov['run']} of {cov['scenarios']} scenarios run to a verdict; "
-                     f"{cov['ops_unsupported']} ops unsupported; not checked: "
+                     f"{cov['ops_unsupported']} ops unsupported; "
+                     f"{cov.get('ops_not_built', 0)} ops on a component never built; not checked: "
                      + (", ".join(f"{o} ({n})" for o, n in cov["not_checked"].items()) or "-"))
     g = gate(doc)
     for s in g["new_failures"]:

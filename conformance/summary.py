@@ -136,7 +136,8 @@ def render(doc: dict) -> str:
     not_checked = ", ".join(f"{_code(o)} in {n}" for o, n in cov["not_checked"].items())
     out += [f"**Coverage**: {cov['run']} of {cov['scenarios']} scenarios run to a verdict, "
             f"{cov['skipped']} skipped; {cov['ops_unsupported']} operations unsupported by "
-            f"the implementation; rules not checked: {not_checked or 'none'}.", ""]
+            f"the implementation; {cov.get('ops_not_built', 0)} on a component never built; "
+            f"rules not checked: {not_checked or 'none'}.", ""]
 
     families, fixtures, cells = grid(doc)
     out += ["## Family × fixture", "",
