@@ -197,3 +197,15 @@ def test_a_scenario_list_maps_onto_an_implementation_without_an_eval_worker():
     assert absent == ["use_after_close/local/user/evaluator"]
     typo, _ = _for_components({"order/local/user/nope"}, ids, comps)
     assert typo == {"order/local/user/nope"}  # left as listed: the caller's usage error names it
+
+
+def test_use_after_close_does_without_start():
+    """``use(call=start)`` needs ``background`` only as an optional feature:
+    an implementation without start() runs the scenario, that call recorded
+    unsupported (RLlib's EnvRunnerGroup has no start())."""
+    from conformance.verbs import optional_feature_of
+
+    s = catalog.find("use_after_close/local/user/collector")
+    calls = {o.args["call"]: optional_feature_of(o) for o in s.ops if o.verb == "use"}
+    assert calls == {"iterate": None, "start": "background"}
+    assert "background" not in s.requires
