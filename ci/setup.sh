@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Create .venv (if missing) and install the pinned dependencies (if changed).
 # Idempotent: a stamp of the lock files' hash skips work already done.
-# RLC_EXTRAS=torchrl also installs the torchrl extra (ci/torchrl.lock).
+# RLC_EXTRAS=torchrl also installs the torchrl extra (ci/torchrl.lock);
+# RLC_EXTRAS=rllib the RLlib extra (ci/rllib.lock: it pins gymnasium 1.2.2, so
+# give it its own venv: RLC_EXTRAS=rllib RLC_VENV=.venv-rllib bash ci/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 VENV="${RLC_VENV:-.venv}"
 LOCKS="ci/requirements.lock"
-if [[ ",${RLC_EXTRAS:-}," == *",torchrl,"* ]]; then LOCKS="$LOCKS ci/torchrl.lock"; fi
+EXTRAS=""
+for extra in torchrl rllib; do
+  if [[ ",${RLC_EXTRAS:-}," == *",$extra,"* ]]; then EXTRAS="$EXTRAS ci/$extra.lock"; fi
+done
+LOCKS="$LOCKS$EXTRAS"
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "ci/setup.sh: creating $VENV" >&2
   "$PY" -m venv "$VENV"
@@ -19,8 +25,17 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
   # torch first, exactly pinned: a CPU build, never the CUDA wheels.
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$(grep '^torch==' ci/requirements.lock)"
-  for lock in $LOCKS; do
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$lock"
-  done
+  # One resolve of the base lock and the extras. An extra lock's pin wins:
+  # the base lock's line for a package an extra pins again is left out
+  # (rllib.lock's gymnasium==1.2.2; its ray[rllib]==2.60.0 replaces ray==2.60.0).
+  BASE="$VENV/.rlc-base.lock"
+  awk 'function name(line) { sub(/[=<>!~\[ ;].*/, "", line); line = tolower(line);
+                            gsub(/_/, "-", line); return line }
+       FILENAME == ARGV[1] { if ($0 ~ /^[A-Za-z0-9]/) pinned[name($0)] = 1; next }
+       !($0 ~ /^[A-Za-z0-9]/ && name($0) in pinned)' \
+    <(cat /dev/null $EXTRAS) ci/requirements.lock > "$BASE"
+  REQS=(-r "$BASE")
+  for lock in $EXTRAS; do REQS+=(-r "$lock"); done
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${REQS[@]}"
   echo "$WANT" > "$STAMP"
 fi

@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass, field, replace
 FEATURES = {
     "sync": "synchronous collection (one batch from every actor per iteration)",
     "async": "asynchronous collection (first ready, first served)",
+    "buffer": "a replay buffer component (without it the catalog has no buffer: "
+              "scenarios about the buffer do not exist, those that merely include it "
+              "run without it, their ids marked ~no-buffer)",
     "buffer_mode": "the collector writes into a replay buffer",
     "background": "collector.start(): collection in a background thread",
     "evaluator": "an eval worker component",
@@ -89,6 +92,11 @@ class Adapter:
     #: ``ray[rllib]``): what ``bisect`` and the release matrix install at
     #: each version; None for code that is not a released package
     package: str | None = None
+    #: modules of the implementation the zygote imports once, so that every
+    #: driver (a fork of it) starts warm; an adapter whose constructors import
+    #: something heavy names it here (the zygote already has torch, ray,
+    #: tensordict and gymnasium)
+    preload: tuple = ()
 
     # -- construction -------------------------------------------------------
     def make_buffer(self, spec: Spec):
@@ -184,8 +192,9 @@ class Adapter:
     @property
     def components(self) -> tuple[str, ...]:
         """The components the implementation has, in the catalog's order:
-        collector and buffer, and the eval worker with the ``evaluator``
-        feature. A scenario written for all three runs with these (its id
-        says which it lacks); one about a missing component does not exist."""
+        the collector; the buffer with the ``buffer`` feature, the eval worker
+        with the ``evaluator`` feature. A scenario written for all three runs
+        with these (its id says which it lacks); one about a missing
+        component does not exist."""
         return tuple(c for c in ("buffer", "collector", "evaluator")
-                     if c != "evaluator" or "evaluator" in self.features)
+                     if c == "collector" or c in self.features)

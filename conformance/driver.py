@@ -232,7 +232,7 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
                   "deadline": verbs.deadline_of(op, ctx.adapter, ctx.spec)})
     verb = verbs.VERBS[op.verb]
-    feature = verb.optional_feature
+    feature = verbs.optional_feature_of(op)
     if op.target and op.target not in ctx.objects and op.verb != "construct":
         status, result, error, duration = "skipped", {"reason": f"no {op.target}: never built"}, None, 0.0
     elif feature and feature not in ctx.adapter.features:

@@ -6,6 +6,7 @@ import importlib
 BUILTINS = {
     "reference": "conformance.adapters.reference:ReferenceAdapter",
     "torchrl": "conformance.adapters.torchrl:TorchRLAdapter",
+    "rllib": "conformance.adapters.rllib:RLlibAdapter",
 }
 REGRESSION_PREFIX = "regression:"
 

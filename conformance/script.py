@@ -75,7 +75,7 @@ class Writer:
 
 def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
     """Why the script cannot run ``op`` (None: it can)."""
-    optional = verbs.VERBS[op.verb].optional_feature
+    optional = verbs.optional_feature_of(op)
     missing = adapter.unsupported(requirements([op]) + ((optional,) if optional else ()))
     if missing:
         return f"{adapter.name} does not support {', '.join(missing)}"

@@ -44,10 +44,11 @@ class Verb:
     #: op -> adapter features the op needs; lacking one, the scenario is
     #: skipped with the reason (an op on the eval worker needs "evaluator")
     needs: Callable = lambda op: ()
-    #: an adapter feature this verb needs but the scenario can do without:
-    #: lacking it, the op is recorded "unsupported" and the scenario goes on;
-    #: only the oracles in ``unchecks`` report "not checked" (degrade, don't skip)
-    optional_feature: str | None = None
+    #: an adapter feature this verb needs but the scenario can do without
+    #: (or op -> that feature, None: none for this op): lacking it, the op is
+    #: recorded "unsupported" and the scenario goes on; only the oracles in
+    #: ``unchecks`` report "not checked" (degrade, don't skip)
+    optional_feature: str | Callable | None = None
     unchecks: tuple = ()
     #: (op, adapter, spec) -> seconds after which the op counts as hung
     deadline: Callable = lambda op, adapter, spec: DEFAULT_DEADLINE
@@ -74,6 +75,12 @@ def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **dec
 
 def deadline_of(op, adapter, spec) -> float:
     return VERBS[op.verb].deadline(op, adapter, spec)
+
+
+def optional_feature_of(op) -> str | None:
+    """The feature ``op`` can do without (``Verb.optional_feature``)."""
+    feature = VERBS[op.verb].optional_feature
+    return feature(op) if callable(feature) else feature
 
 
 def needs_of(op) -> set:
@@ -178,10 +185,14 @@ def construct(ctx, op):
 
 
 def frames_of(batch) -> int | None:
-    """Frames in one yielded item: a TensorDict's numel, or the frame count a
-    buffer-mode collector yields (None: not measurable, e.g. torchrl's None)."""
+    """Frames in one yielded item: a TensorDict's numel, the frames of a list
+    of episode chunks (RLlib's ``sample()``: ``len()`` of each is its
+    env steps), or the frame count a buffer-mode collector yields (None: not
+    measurable, e.g. torchrl's None)."""
     if hasattr(batch, "numel"):
         return int(batch.numel())
+    if isinstance(batch, list) and all(hasattr(chunk, "env_steps") for chunk in batch):
+        return sum(len(chunk) for chunk in batch)
     if isinstance(batch, int) and not isinstance(batch, bool):
         return batch
     return None
@@ -638,7 +649,10 @@ USE_VERBS = {
 }
 
 
-@verb(IMPL, "call a method of a component after its teardown (args: call)", lambda op: True)
+@verb(IMPL, "call a method of a component after its teardown (args: call)", lambda op: True,
+      # start() is only there with the feature: without it, that call is
+      # unsupported and the other calls of the scenario are still checked
+      optional_feature=lambda op: "background" if op.args.get("call") == "start" else None)
 def use(ctx, op):
     USE_VERBS[op.args["call"]](ctx, ctx.objects[op.target])
     return {}

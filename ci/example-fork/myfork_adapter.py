@@ -20,7 +20,7 @@ CPUS = 0.25  # small, so a scenario's actors fit the fixtures' nodes
 
 class MyForkAdapter(Adapter):
     name = "myfork"
-    features = frozenset({"sync", "async", "buffer_mode", "background", "evaluator",
+    features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs"})  # every feature: the gate allows no skip
     closed_errors = (myfork.ComponentClosedError,)

@@ -18,7 +18,7 @@ def random_policy_maker(env):
 class ReferenceAdapter(Adapter):
     name = "reference"
     features = frozenset({
-        "sync", "async", "buffer_mode", "background", "evaluator", "named_evaluator",
+        "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs",
     })
     teardown_bound = 10.0

@@ -9,10 +9,7 @@ test starts it again. No Ray process may outlive the module.
 """
 import inspect
 import os
-import shutil
-import time
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 
@@ -20,84 +17,23 @@ if "torchrl" in os.environ.get("RLC_EXTRAS", "").split(","):
     import torchrl  # noqa: F401  ci/setup.sh installed the extra: must not skip
 else:
     pytest.importorskip("torchrl")
-import psutil  # noqa: E402
 import ray  # noqa: E402
 
 from conformance.adapter import Spec  # noqa: E402
 from conformance.adapters.torchrl import TorchRLAdapter  # noqa: E402
 from conformance.verbs import _batch  # noqa: E402
+from tests.adapters.local_ray import alive as _alive, temp_dir, wait_dead  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 
-REPO = Path(__file__).resolve().parents[2]
-TMP = f"/tmp/rlc-trl-{os.getpid()}"
+TMP = temp_dir("rlc-trl")
 SPEC = Spec(frames_per_batch=16, total_frames=100_000, num_collectors=2, buffer_capacity=1000,
             eval_max_steps=20)
-
-
-def _ray_processes() -> list:
-    """Live processes of our Ray: children of this process, or naming our temp dir."""
-    me = psutil.Process()
-    found = {p.pid: p for p in me.children(recursive=True)}
-    for p in psutil.process_iter(["cmdline"]):
-        if TMP in " ".join(p.info["cmdline"] or ()):
-            found.setdefault(p.pid, p)
-    found.pop(me.pid, None)
-    alive = []
-    for p in found.values():
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                alive.append(p)
-        except psutil.Error:
-            pass
-    return alive
 
 
 @pytest.fixture(scope="module")
 def adapter():
     return TorchRLAdapter()
-
-
-@pytest.fixture(scope="module")
-def ray_env():
-    """Env for Ray (this process and its workers); at the end, no Ray left."""
-    assert not ray.is_initialized()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        mp.setenv("RAY_AUTH_MODE", "disabled")
-        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
-        mp.setenv("RAY_TMPDIR", TMP)
-        mp.delenv("RAY_ADDRESS", raising=False)
-        mp.setenv("PYTHONPATH", os.pathsep.join(
-            p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
-        yield
-        ray.shutdown()
-    deadline = time.monotonic() + 15
-    while _ray_processes() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = _ray_processes()
-    for p in left:  # ours: started by this process
-        p.kill()
-    shutil.rmtree(TMP, ignore_errors=True)
-    assert not left, f"Ray processes left behind: {[(p.pid, p.name()) for p in left]}"
-
-
-@pytest.fixture
-def local_ray(ray_env):
-    if not ray.is_initialized():
-        ray.init(address="local", num_cpus=2, include_dashboard=False, _temp_dir=TMP)
-
-
-def _alive(handle, timeout=60.0) -> bool:
-    try:
-        ray.get(handle.__ray_ready__.remote(), timeout=timeout)
-        return True
-    except ray.exceptions.RayActorError:
-        return False
-
-
-def _state(handle) -> str:
-    return ray._private.state.state.actor_table(handle._actor_id.hex())["State"]
 
 
 def _dead_after_teardown(adapter, component, obj, handles, features):
@@ -106,12 +42,7 @@ def _dead_after_teardown(adapter, component, obj, handles, features):
     if not ray.is_initialized():  # torchrl's teardown shut Ray down (0.10.x collector)
         assert component == "collector" and adapter.collector_shutdown_stops_ray
         return
-    # ray.kill is asynchronous (a call sent right after it may still run): wait for DEAD.
-    states = lambda: {_state(h) for h in handles}  # noqa: E731
-    deadline = time.monotonic() + adapter.teardown_bound
-    while states() - {"DEAD"} and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert states() <= {"DEAD"}, f"{component} actors after teardown: {states()}"
+    wait_dead(handles, adapter.teardown_bound, component)
 
 
 def test_features_match_installed_torchrl(adapter):

@@ -154,6 +154,33 @@ def test_defaults_scenarios_build_with_the_implementation_s_own_defaults():
     assert "remote_configs" in ref.constructor_args(Spec(), "collector")[1]
 
 
+def test_without_a_buffer_each_family_runs_on_what_exists_and_says_so():
+    """An implementation with no replay buffer (RLlib): the scenarios about
+    the buffer do not exist, those that include it run without it (marked
+    ``~no-buffer``), the collector and eval worker ones are unchanged."""
+    from conformance.adapter import Adapter
+
+    class NoBuffer(Adapter):
+        features = frozenset({"evaluator"})
+
+    assert NoBuffer().components == ("collector", "evaluator")
+    assert Adapter().components == ("collector",)
+    two = ("collector", "evaluator")
+    subset = catalog.scenarios(("local", "multinode"), "full", components=two)
+    assert not any("buffer" in s.components for s in subset)
+    ids = {s.id for s in subset}
+    assert "order/local/user/collector>evaluator>ray~no-buffer" in ids
+    assert "killed/multinode/user/evaluator-sigkill>teardown~no-buffer" in ids
+    assert "use_after_close/local/user/collector" in ids
+    assert not any(s.family == "background" for s in subset)
+    assert "early_break/local/user/buffer-mode-after-2" not in ids
+    every = {s.id for s in catalog.scenarios(("local", "multinode"), "full")}
+    unmarked = {s.id for s in subset if "~no-" not in s.variant}
+    assert unmarked <= every  # nothing new: the same scenarios, minus the buffer
+    for s in subset:
+        assert catalog.find(s.id) == s
+
+
 def test_a_scenario_list_maps_onto_an_implementation_without_an_eval_worker():
     from conformance.plugin import _for_components
 
@@ -170,3 +197,15 @@ def test_a_scenario_list_maps_onto_an_implementation_without_an_eval_worker():
     assert absent == ["use_after_close/local/user/evaluator"]
     typo, _ = _for_components({"order/local/user/nope"}, ids, comps)
     assert typo == {"order/local/user/nope"}  # left as listed: the caller's usage error names it
+
+
+def test_use_after_close_does_without_start():
+    """``use(call=start)`` needs ``background`` only as an optional feature:
+    an implementation without start() runs the scenario, that call recorded
+    unsupported (RLlib's EnvRunnerGroup has no start())."""
+    from conformance.verbs import optional_feature_of
+
+    s = catalog.find("use_after_close/local/user/collector")
+    calls = {o.args["call"]: optional_feature_of(o) for o in s.ops if o.verb == "use"}
+    assert calls == {"iterate": None, "start": "background"}
+    assert "background" not in s.requires

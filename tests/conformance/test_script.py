@@ -71,15 +71,26 @@ def test_generic_verbs_and_unsupported_ops():
     assert "return _run_peer(" in peer and "RayEvalWorker.from_name(" in peer
 
 
-def test_torchrl_scripts_compile():
-    if "torchrl" not in os.environ.get("RLC_EXTRAS", "").split(","):  # else: must not skip
-        pytest.importorskip("torchrl")
-    adapter = load_adapter("torchrl")
-    for sid in ("early_break/local/user/buffer-mode-after-2", RUN,
-                "killed/local/user/collector-exit>teardown"):
-        text = script.generate(catalog.find(sid), adapter, "torchrl")
+EXTRA_SCRIPTS = {  # impl -> (its module, scenarios whose scripts must compile)
+    "torchrl": ("torchrl", ("early_break/local/user/buffer-mode-after-2", RUN,
+                            "killed/local/user/collector-exit>teardown")),
+    "rllib": ("ray.rllib", ("early_break/local/user/sync-after-1",
+                            "order/local/user/collector>evaluator>ray~no-buffer",
+                            "killed/local/user/collector-exit>teardown~no-buffer",
+                            "use_after_close/local/user/evaluator")),
+}
+
+
+@pytest.mark.parametrize("impl", sorted(EXTRA_SCRIPTS))
+def test_extra_scripts_compile(impl):
+    module, ids = EXTRA_SCRIPTS[impl]
+    if impl not in os.environ.get("RLC_EXTRAS", "").split(","):  # else: must not skip
+        pytest.importorskip(module)
+    adapter = load_adapter(impl)
+    for sid in ids:
+        text = script.generate(catalog.find(sid), adapter, impl)
         compile(text, sid, "exec")
-        assert "from torchrl" in text and not imported_modules(text) & FORBIDDEN
+        assert f"from {module}" in text and not imported_modules(text) & FORBIDDEN
 
 
 def test_cli_writes_a_script_and_rejects_unknown_ids(tmp_path):
