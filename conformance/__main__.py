@@ -256,7 +256,7 @@ def main(argv=None) -> int:
     w = sub.add_parser("releases", help="the verdict matrix over releases (one cached "
                                         "environment per column)")
     w.add_argument("releases", help="the columns: 'IMPL VERSION RAY' a line "
-                                    "(e.g. ci/results/releases/torchrl.txt)")
+                                    "(e.g. ci/results/releases/columns.txt)")
     w.add_argument("--out", required=True, help="directory for the reports and the matrix")
     w.add_argument("--profile", default="quick", choices=["quick", "full"])
     w.add_argument("--ray-fixture", default="local,multinode")

@@ -83,5 +83,8 @@ def test_the_releases_file_names_its_columns(tmp_path):
 def test_the_committed_releases_file_loads():
     from conformance.venvs import REPO_ROOT
 
-    cols = releases.load(str(REPO_ROOT / "ci" / "results" / "releases" / "torchrl.txt"))
-    assert [s.version for _, s in cols] == ["0.10.1", "0.11.1", "0.12.0", "0.13.3", "0.14.1"]
+    cols = releases.load(str(REPO_ROOT / "ci" / "results" / "releases" / "columns.txt"))
+    assert [(impl, s.package, s.version, s.ray) for impl, s in cols] == [
+        ("torchrl", "torchrl", "0.10.1", "2.50.1"), ("torchrl", "torchrl", "0.11.1", "2.53.0"),
+        ("torchrl", "torchrl", "0.12.0", "2.55.1"), ("torchrl", "torchrl", "0.13.3", "2.56.0"),
+        ("torchrl", "torchrl", "0.14.1", "2.60.0"), ("rllib", "ray[rllib]", "2.60.0", "2.60.0")]
