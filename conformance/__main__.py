@@ -120,9 +120,13 @@ def cmd_catalog(args) -> int:
 
     fixtures = args.fixture or ["local", "multinode"]
     if args.impl:
-        from conformance.registry import load_adapter
+        from conformance.registry import UsageError, load_adapter
 
-        components = load_adapter(args.impl).components
+        try:
+            components = load_adapter(args.impl).components
+        except UsageError as exc:
+            print(f"catalog: {exc}", file=sys.stderr)
+            return 2
     else:
         components = catalog.ALL
     if args.counts:

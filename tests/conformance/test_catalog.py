@@ -1,5 +1,7 @@
 """The catalog as data: stable ids, JSON round trips, walks replayable and shrinkable."""
 import json
+import subprocess
+import sys
 
 from conformance import catalog
 from conformance.catalog.walks import generate, shrink, walk_from_id
@@ -209,3 +211,11 @@ def test_use_after_close_does_without_start():
     calls = {o.args["call"]: optional_feature_of(o) for o in s.ops if o.verb == "use"}
     assert calls == {"iterate": None, "start": "background"}
     assert "background" not in s.requires
+
+
+def test_catalog_of_an_implementation_that_cannot_load_is_one_usage_error():
+    done = subprocess.run([sys.executable, "-m", "conformance", "catalog", "--impl",
+                           "no_such_module:Adapter", "--counts"], capture_output=True, text=True)
+    assert done.returncode == 2, done
+    assert done.stderr.startswith("catalog: adapter 'no_such_module:Adapter' failed to import")
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
