@@ -72,20 +72,29 @@ def loopback_name() -> str:
 
 
 class UserCluster:
-    """Head + ``workers`` nodes (2 CPUs each), stopped by ``stop()``."""
+    """Head + ``workers`` nodes (2 CPUs each), stopped by ``stop()``.
+    ``node_env``: more of the nodes' environment (e.g. their PATH and
+    PYTHONPATH: the Python env they run with)."""
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, node_env: dict | None = None):
         self.marker = f"rlcuser-{uuid.uuid4().hex[:6]}"
         self.root = f"/tmp/{self.marker}"  # short: Ray's socket paths live below it
         self.home = os.path.join(self.root, "home")
         self.token_path = os.path.join(self.home, ".ray", "auth_token")
         self.workers = workers
+        self.node_env = dict(node_env or {})
         self.port = None
+        self.dashboard_port = None
 
     @property
     def address(self) -> str:
         """For the suite (which keeps Ray on 127.0.0.1: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0)."""
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def dashboard_address(self) -> str:
+        """The head's dashboard: Ray's job server, where its Ray has ray[default]."""
+        return f"http://127.0.0.1:{self.dashboard_port}"
 
     @property
     def user_address(self) -> str:
@@ -103,7 +112,8 @@ class UserCluster:
     def _node_env(self, node: str, **extra) -> dict:
         # SPT_NOENV: keep the environ block (and the marker in it) readable
         # after Ray's setproctitle
-        return self.user_env(RLC_MARKER=f"{self.marker}:{node}", SPT_NOENV="1", **extra)
+        return self.user_env(**{"RLC_MARKER": f"{self.marker}:{node}", "SPT_NOENV": "1",
+                                **self.node_env, **extra})
 
     def _ray(self, node: str, args: list, env: dict) -> None:
         log = os.path.join(self.root, f"{node}.log")
@@ -119,6 +129,7 @@ class UserCluster:
         os.makedirs(self.home)
         self._ray("token", ["get-auth-token", "--generate"], self._node_env("token"))
         self.port, *ports = free_ports(6)
+        self.dashboard_port = ports[0]
         self._ray("head", [
             "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(self.port),
             "--dashboard-host", "127.0.0.1", "--dashboard-port", str(ports[0]),
