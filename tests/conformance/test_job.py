@@ -10,11 +10,14 @@ the job's working_dir is what brings the suite and the reference to it.
 - a regression: the job fails, exit non-zero, the report shows the fail with
   the oracles its catch names;
 - no token: one usage error, nothing submitted;
+- Ctrl-C while the suite's named, detached worker is alive: the job is
+  stopped, the suite's session end removes the worker, exit 130;
 - afterwards no actor, job or process of the suite's is left.
 """
 import fnmatch
 import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -24,7 +27,8 @@ import pytest
 from conformance.adapters import regressions
 from conformance.job import JOBS_SITE
 from fixtures import procs
-from tests.conformance.suite_run import REPO
+from fixtures.wait import wait_for_condition
+from tests.conformance.suite_run import REPO, WITH_SIGINT
 from tests.conformance.user_cluster import UserCluster
 
 if "jobs" in os.environ.get("RLC_EXTRAS", "").split(","):  # as in .ci/run: must not skip
@@ -56,19 +60,27 @@ def cluster():
         assert cluster.processes() == []
 
 
-def submit(cluster, tmp_path, *suite_args, token=True):
+def start(cluster, tmp_path, *suite_args, token=True):
     """``python -m conformance job`` from the user's shell (the token in the
-    environment); (completed process, report path, run id)."""
+    environment, Ctrl-C working as in a terminal); (process, report path, run id)."""
     report = tmp_path / "report.json"
     run_id = f"rlc-j{uuid.uuid4().hex[:8]}"
     env = cluster.user_env(HOME=cluster.root, PYTHONPATH=REPO, RLC_RUN_ID=run_id,
                            **({"RAY_AUTH_TOKEN": open(cluster.token_path).read().strip()}
                               if token else {}))
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "job", "--address", cluster.dashboard_address,
-         "--report", str(report), "--", "-n", "0", *suite_args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    return done, report, run_id
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WITH_SIGINT, sys.executable, "-m", "conformance", "job",
+         "--address", cluster.dashboard_address, "--report", str(report), "--", "-n", "0",
+         *suite_args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    return proc, report, run_id
+
+
+def submit(cluster, tmp_path, *suite_args, token=True):
+    """As ``start``, to the end: (completed process, report path, run id)."""
+    proc, report, run_id = start(cluster, tmp_path, *suite_args, token=token)
+    out, err = proc.communicate(timeout=600)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), report, run_id
 
 
 def check_nothing_left(cluster, run_id):
@@ -123,3 +135,24 @@ def test_without_the_token_one_usage_error_before_submitting(cluster, tmp_path):
         in done.stderr
     assert "RAY_AUTH_TOKEN=<token> or RAY_AUTH_TOKEN_PATH=<file>" in done.stderr
     assert "submitted" not in done.stderr and not report.exists()
+
+
+def test_ctrl_c_stops_the_job_and_leaves_nothing(cluster, tmp_path):
+    proc, report, run_id = start(
+        cluster, tmp_path, "--impl", "tests.conformance.stalling_adapter:StallingAdapter",
+        "--scenario", "named/external/user/peer-then-owner")
+    namespace = f"rlc-conformance-{run_id}"
+
+    def named_worker_alive():
+        return [aid for aid, rec in cluster.state()["actors"].items()
+                if rec["namespace"] == namespace and rec["name"] and rec["state"] == "ALIVE"]
+    try:
+        alive = wait_for_condition(named_worker_alive, 180, interval=0.5,
+                                   message="the job's named eval worker ALIVE")
+    finally:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out + err
+    assert f"Ctrl-C: stopping {run_id}" in err and f"{run_id} STOPPED" in err, out + err
+    assert cluster.state()["actors"][alive[0]]["state"] == "DEAD"
+    check_nothing_left(cluster, run_id)
