@@ -141,14 +141,9 @@ def test_ctrl_c_stops_the_job_and_leaves_nothing(cluster, tmp_path):
     proc, report, run_id = start(
         cluster, tmp_path, "--impl", "tests.conformance.stalling_adapter:StallingAdapter",
         "--scenario", "named/external/user/peer-then-owner")
-    namespace = f"rlc-conformance-{run_id}"
-
-    def named_worker_alive():
-        return [aid for aid, rec in cluster.state()["actors"].items()
-                if rec["namespace"] == namespace and rec["name"] and rec["state"] == "ALIVE"]
     try:
-        alive = wait_for_condition(named_worker_alive, 180, interval=0.5,
-                                   message="the job's named eval worker ALIVE")
+        alive = wait_for_condition(lambda: cluster.named_actors_alive(run_id), 180,
+                                   interval=0.5, message="the job's named eval worker ALIVE")
     finally:
         proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)

@@ -176,6 +176,12 @@ class UserCluster:
             raise RuntimeError(f"reading the cluster's state failed:\n{done.stderr[-3000:]}")
         return json.loads(done.stdout)
 
+    def named_actors_alive(self, run_id: str) -> list:
+        """Ids of the named actors ALIVE in the suite's namespace of run ``run_id``."""
+        namespace = f"rlc-conformance-{run_id}"
+        return [aid for aid, rec in self.state()["actors"].items()
+                if rec["namespace"] == namespace and rec["name"] and rec["state"] == "ALIVE"]
+
     def job_processes(self) -> dict:
         """{pid: (job id, command)} of the cluster's Ray workers (Ray puts
         RAY_JOB_ID in a worker's environment)."""
