@@ -73,6 +73,7 @@ def run_in_job(suite_args: list[str]) -> int:
               "(python -m conformance job --address ...)", file=sys.stderr)
         return 2
     report = os.path.abspath(REPORT_IN_JOB)
+    os.makedirs(os.path.dirname(report), exist_ok=True)  # reports/ is not uploaded
     cmd = [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider",
            "--ray-fixture", "external", "--ray-address", address,
            "--conformance-report", report, *suite_args]
