@@ -22,6 +22,7 @@ import subprocess
 import sys
 import uuid
 
+import psutil
 import pytest
 
 from conformance.adapters import regressions
@@ -83,12 +84,23 @@ def submit(cluster, tmp_path, *suite_args, token=True):
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), report, run_id
 
 
+def _command(pid: int) -> str:
+    try:
+        return " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return ""
+
+
 def check_nothing_left(cluster, run_id):
-    """Every job and actor alive now was alive before the suite's job; no
-    worker of another job and no process of the run left."""
+    """Every job and actor alive now was alive before the suite's job, but
+    the job server's own (measured: Ray's dashboard registers a driver job,
+    01000000, when the first job is submitted); no worker of another job and
+    no process of the run left."""
     state = cluster.state()
-    live_jobs = {j["job_id"] for j in state["jobs"] if not j["is_dead"]}
-    assert live_jobs <= cluster.before["jobs"], state["jobs"]
+    new = {j["job_id"]: _command(j["driver_pid"]) for j in state["jobs"]
+           if not j["is_dead"] and j["job_id"] not in cluster.before["jobs"]}
+    assert {jid: cmd for jid, cmd in new.items() if "dashboard" not in cmd.lower()} == {}
+    cluster.before["jobs"] |= set(new)
     live = {aid: (rec["class_name"], rec["name"], rec["state"])
             for aid, rec in state["actors"].items()
             if rec["state"] != "DEAD" and aid not in cluster.before["actors"]}
