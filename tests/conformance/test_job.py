@@ -94,8 +94,8 @@ def _command(pid: int) -> str:
 def check_nothing_left(cluster, run_id):
     """Every job and actor alive now was alive before the suite's job, but
     the job server's own (measured: Ray's dashboard registers a driver job,
-    01000000, when the first job is submitted); no worker of another job and
-    no process of the run left."""
+    01000000, when the first job is submitted); no worker of the suite's
+    jobs and no process of the run left."""
     state = cluster.state()
     new = {j["job_id"]: _command(j["driver_pid"]) for j in state["jobs"]
            if not j["is_dead"] and j["job_id"] not in cluster.before["jobs"]}
@@ -105,8 +105,10 @@ def check_nothing_left(cluster, run_id):
             for aid, rec in state["actors"].items()
             if rec["state"] != "DEAD" and aid not in cluster.before["actors"]}
     assert live == {}
-    workers = {pid: w for pid, w in cluster.job_processes().items()
-               if w[0] not in cluster.before["jobs"]}
+    # the suite's jobs: every job the GCS knows but those alive before (an
+    # idle worker of the raylet's pool, job ffffffff, is no job's)
+    suite_jobs = {j["job_id"] for j in state["jobs"]} - cluster.before["jobs"]
+    workers = {pid: w for pid, w in cluster.job_processes().items() if w[0] in suite_jobs}
     assert workers == {}
     assert [procs.describe(p) for p in procs.find_marked(run_id)] == []
 
