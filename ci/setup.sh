@@ -4,6 +4,9 @@
 # RLC_EXTRAS=torchrl also installs the torchrl extra (ci/torchrl.lock);
 # RLC_EXTRAS=rllib the RLlib extra (ci/rllib.lock: it pins gymnasium 1.2.2, so
 # give it its own venv: RLC_EXTRAS=rllib RLC_VENV=.venv-rllib bash ci/setup.sh).
+# RLC_EXTRAS=jobs the jobs extra (ci/jobs.lock: ray[default]'s pieces for
+# `python -m conformance job`) into $VENV/jobs-site, a directory that is not on
+# the venv's path (measured: importable, they make each ray.init slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -14,12 +17,14 @@ for extra in torchrl rllib; do
   if [[ ",${RLC_EXTRAS:-}," == *",$extra,"* ]]; then EXTRAS="$EXTRAS ci/$extra.lock"; fi
 done
 LOCKS="$LOCKS$EXTRAS"
+JOBS=""
+if [[ ",${RLC_EXTRAS:-}," == *",jobs,"* ]]; then JOBS="ci/jobs.lock"; fi
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "ci/setup.sh: creating $VENV" >&2
   "$PY" -m venv "$VENV"
 fi
 STAMP="$VENV/.rlc-installed"
-WANT="$(cat $LOCKS | sha256sum | cut -d' ' -f1)"
+WANT="$(cat $LOCKS $JOBS | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   echo "ci/setup.sh: installing pinned dependencies ($LOCKS)" >&2
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
@@ -37,5 +42,10 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   REQS=(-r "$BASE")
   for lock in $EXTRAS; do REQS+=(-r "$lock"); done
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${REQS[@]}"
+  if [[ -n "$JOBS" ]]; then
+    rm -rf "$VENV/jobs-site"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --target "$VENV/jobs-site" -r "$JOBS"
+  fi
   echo "$WANT" > "$STAMP"
 fi

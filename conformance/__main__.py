@@ -13,6 +13,9 @@
   compare REPORT.json --against COMMITTED.json [--scenarios-from FILE]
                                                 exit 1 when verdicts drifted from a committed
                                                 report (printed as a table with repro commands)
+  job --address URL [--report PATH] [-- SUITE ARGS]
+                                                the suite as a Ray job on your cluster (its
+                                                drivers run there), the report brought back
   script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
                                                 operations (needs no part of this project)
 """
@@ -243,6 +246,22 @@ def main(argv=None) -> int:
     x.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     x.add_argument("-o", "--out", help="write the script here (default: stdout)")
     x.set_defaults(func=_lazy("script"))
+    o = sub.add_parser("job", help="run the suite as a Ray job on your cluster (ray job "
+                                   "submit), its report brought back")
+    o.add_argument("--address", default=os.environ.get("RAY_API_SERVER_ADDRESS"),
+                   required="RAY_API_SERVER_ADDRESS" not in os.environ,
+                   help="the cluster's job server: its head's dashboard, "
+                        "http://HOST:8265 (env RAY_API_SERVER_ADDRESS)")
+    o.add_argument("--report", default=os.path.join("reports", "conformance.json"),
+                   help="where the job's JSON report is written here (default: "
+                        "reports/conformance.json)")
+    o.add_argument("--python", default="python",
+                   help="the Python the job runs the suite with, as the head's shell finds it "
+                        "(default: python, the PATH `ray start` ran with)")
+    o.add_argument("suite_args", nargs=argparse.REMAINDER, metavar="-- SUITE ARGS",
+                   help="pytest conformance's options (--impl, --profile, --scenarios-from, "
+                        "-k, -n, ...); the job adds --ray-fixture external and the address")
+    o.set_defaults(func=_lazy("job"))
     v = sub.add_parser("bisect", help="the first release where a scenario's verdict changed")
     v.add_argument("scenario_id", help="a catalog id or a scenario .json file")
     v.add_argument("--impl", required=True, help="an adapter name (torchrl, rllib, module:attr)")

@@ -167,14 +167,9 @@ def test_never_touches_what_the_suite_did_not_create(cluster, user_work, tmp_pat
                     "StallingAdapter", "--ray-fixture", "external", "--ray-address",
                     cluster.address, "--scenario", "named/external/user/peer-then-owner",
                     run_id=run_ids[-1], env=env, start_new_session=True)
-    namespace = f"rlc-conformance-{run_ids[-1]}"
-
-    def named_worker_alive():
-        return [aid for aid, rec in cluster.state()["actors"].items()
-                if rec["namespace"] == namespace and rec["name"] and rec["state"] == "ALIVE"]
     try:
-        alive = wait_for_condition(named_worker_alive, 120, interval=0.5,
-                                   message="the run's named eval worker ALIVE")
+        alive = wait_for_condition(lambda: cluster.named_actors_alive(run_ids[-1]), 120,
+                                   interval=0.5, message="the run's named eval worker ALIVE")
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C (to pytest alone: as a CI timeout's SIGTERM)
     out, _ = proc.communicate(timeout=300)

@@ -72,20 +72,29 @@ def loopback_name() -> str:
 
 
 class UserCluster:
-    """Head + ``workers`` nodes (2 CPUs each), stopped by ``stop()``."""
+    """Head + ``workers`` nodes (2 CPUs each), stopped by ``stop()``.
+    ``node_env``: more of the nodes' environment (e.g. their PATH and
+    PYTHONPATH: the Python env they run with)."""
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, node_env: dict | None = None):
         self.marker = f"rlcuser-{uuid.uuid4().hex[:6]}"
         self.root = f"/tmp/{self.marker}"  # short: Ray's socket paths live below it
         self.home = os.path.join(self.root, "home")
         self.token_path = os.path.join(self.home, ".ray", "auth_token")
         self.workers = workers
+        self.node_env = dict(node_env or {})
         self.port = None
+        self.dashboard_port = None
 
     @property
     def address(self) -> str:
         """For the suite (which keeps Ray on 127.0.0.1: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0)."""
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def dashboard_address(self) -> str:
+        """The head's dashboard: Ray's job server, where its Ray has ray[default]."""
+        return f"http://127.0.0.1:{self.dashboard_port}"
 
     @property
     def user_address(self) -> str:
@@ -103,7 +112,8 @@ class UserCluster:
     def _node_env(self, node: str, **extra) -> dict:
         # SPT_NOENV: keep the environ block (and the marker in it) readable
         # after Ray's setproctitle
-        return self.user_env(RLC_MARKER=f"{self.marker}:{node}", SPT_NOENV="1", **extra)
+        return self.user_env(**{"RLC_MARKER": f"{self.marker}:{node}", "SPT_NOENV": "1",
+                                **self.node_env, **extra})
 
     def _ray(self, node: str, args: list, env: dict) -> None:
         log = os.path.join(self.root, f"{node}.log")
@@ -119,6 +129,7 @@ class UserCluster:
         os.makedirs(self.home)
         self._ray("token", ["get-auth-token", "--generate"], self._node_env("token"))
         self.port, *ports = free_ports(6)
+        self.dashboard_port = ports[0]
         self._ray("head", [
             "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(self.port),
             "--dashboard-host", "127.0.0.1", "--dashboard-port", str(ports[0]),
@@ -164,6 +175,12 @@ class UserCluster:
         if done.returncode != 0:
             raise RuntimeError(f"reading the cluster's state failed:\n{done.stderr[-3000:]}")
         return json.loads(done.stdout)
+
+    def named_actors_alive(self, run_id: str) -> list:
+        """Ids of the named actors ALIVE in the suite's namespace of run ``run_id``."""
+        namespace = f"rlc-conformance-{run_id}"
+        return [aid for aid, rec in self.state()["actors"].items()
+                if rec["namespace"] == namespace and rec["name"] and rec["state"] == "ALIVE"]
 
     def job_processes(self) -> dict:
         """{pid: (job id, command)} of the cluster's Ray workers (Ray puts
