@@ -409,7 +409,7 @@ def _shard_block(rlc) -> dict | None:
         return None
     found = rlc["shard_record"] or {"index": rlc["shard"].index, "count": rlc["shard"].count,
                                     "selection": None, **rlc["shard_run"]}
-    return {**found, "elapsed": round(time.monotonic() - rlc["started"], 1)}
+    return {**found, "elapsed": round(time.monotonic() - rlc["started"], 3)}
 
 
 def preload_modules(adapter) -> list[str]:
