@@ -238,8 +238,14 @@ def submit_and_follow(address: str, suite_args: list[str], report_path: str,
         print(f"conformance job: {job_id} {status} before the suite could end: "
               f"{info.message}", file=sys.stderr)
         return 1
-    print(f"conformance job: {job_id} {status}, the suite exited {code}"
-          + (f"; report: {report_path}" if wrote else "; no report"), file=sys.stderr)
+    if not wrote:
+        # nothing to gate on: never a success, whatever the suite's status
+        print(f"conformance job: {job_id} {status}, the suite exited {code} but its log holds "
+              f"no report between the markers; rerun, or read the job's log: "
+              f"ray job logs {job_id} --address {address}", file=sys.stderr)
+        return code or 1
+    print(f"conformance job: {job_id} {status}, the suite exited {code}; report: {report_path}",
+          file=sys.stderr)
     return code
 
 

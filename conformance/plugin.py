@@ -415,7 +415,7 @@ def _shard_block(rlc) -> dict | None:
 def preload_modules(adapter) -> list[str]:
     """What the zygote imports once, so that drivers start warm."""
     return ["conformance.driver", "conformance.verbs", "fixtures.gcs",
-            type(adapter).__module__, *getattr(adapter, "preload", ())]
+            type(adapter).__module__, *adapter.preload]
 
 
 @pytest.fixture(scope="session")

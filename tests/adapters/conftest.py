@@ -7,12 +7,12 @@ up, started again if a teardown shut it down.
 """
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 import ray
 
+from fixtures.wait import poll
 from tests.adapters.local_ray import ray_processes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,10 +34,7 @@ def ray_env(request):
             p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
         yield tmp
         ray.shutdown()
-    deadline = time.monotonic() + 15
-    while ray_processes(tmp) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = ray_processes(tmp)
+    left = poll(lambda: ray_processes(tmp), lambda found: not found, 15, interval=0.2)
     for p in left:  # ours: started by this process
         p.kill()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -2,10 +2,11 @@
 the processes of our local Ray, an actor answers, its GCS state, actors dead
 after a teardown."""
 import os
-import time
 
 import psutil
 import ray
+
+from fixtures.wait import poll
 
 
 def ray_processes(tmp: str) -> list:
@@ -44,8 +45,6 @@ def actor_state(handle) -> str:
 
 def wait_dead(handles, bound: float, what: str) -> None:
     """ray.kill is asynchronous (a call sent right after it may still run): wait for DEAD."""
-    states = lambda: {actor_state(h) for h in handles}  # noqa: E731
-    deadline = time.monotonic() + bound
-    while states() - {"DEAD"} and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert states() <= {"DEAD"}, f"{what} actors after teardown: {states()}"
+    states = poll(lambda: {actor_state(h) for h in handles}, lambda s: s <= {"DEAD"},
+                  bound, interval=0.1)
+    assert states <= {"DEAD"}, f"{what} actors after teardown: {states}"

@@ -1,5 +1,6 @@
 """``conformance.job`` without a cluster: the report's round trip through a
 job's log, and the suite arguments the job runs with."""
+import io
 import json
 
 import pytest
@@ -38,3 +39,51 @@ def test_suite_args(tmp_path):
                      (["--scenarios-from"], "needs a file")):
         with pytest.raises(job.JobUsageError, match=why):
             job.job_suite_args(bad)
+
+
+class FinishedJob:
+    """A job client whose one job has ended with ``log`` (no cluster)."""
+
+    def __init__(self, log, status):
+        self.log, self.status = log, status
+
+    def submit_job(self, **kwargs):
+        return kwargs["submission_id"]
+
+    async def tail_job_logs(self, job_id):
+        yield self.log
+
+    def get_job_status(self, job_id):
+        return self.status
+
+    def get_job_logs(self, job_id):
+        return self.log
+
+
+@pytest.mark.parametrize("suite_exit", [0, 1])
+def test_a_job_whose_report_never_came_back_is_never_a_success(
+        monkeypatch, tmp_path, capsys, suite_exit):
+    from ray.job_submission import JobStatus
+
+    status = JobStatus.SUCCEEDED if suite_exit == 0 else JobStatus.FAILED
+    client = FinishedJob(f"pytest ran\n{job.EXIT}{suite_exit} ===\n", status)
+    monkeypatch.setattr(job, "connect", lambda address: client)
+    report = tmp_path / "r.json"
+    code = job.submit_and_follow("http://127.0.0.1:8265", [], str(report), out=io.StringIO())
+    assert code == 1 and not report.exists()
+    assert f"the suite exited {suite_exit} but its log holds no report" in capsys.readouterr().err
+
+
+def test_a_job_with_its_report_exits_with_the_suite_s_status(monkeypatch, tmp_path):
+    from ray.job_submission import JobStatus
+
+    doc = {"schema": 2, "scenarios": [{"id": "a/b/c/d", "verdict": "pass"}]}
+    written = tmp_path / "in-job.json"
+    written.write_text(json.dumps(doc))
+    client = FinishedJob(job.report_block(str(written)) + f"{job.EXIT}0 ===\n",
+                         JobStatus.SUCCEEDED)
+    monkeypatch.setattr(job, "connect", lambda address: client)
+    report = tmp_path / "r.json"
+    assert job.submit_and_follow("http://127.0.0.1:8265", [], str(report),
+                                 out=io.StringIO()) == 0
+    assert json.loads(report.read_text())["scenarios"] == doc["scenarios"]
