@@ -33,45 +33,21 @@ from fixtures.rayenv import RAY_ENV
 def cmd_shrink(args) -> int:
     """Run a failing scenario, then remove ops while it keeps failing the same way."""
     from conformance import catalog
-    from conformance.catalog.walks import shrink
-    from conformance.execute import run_scenario
-    from conformance.plugin import preload_modules
     from conformance.registry import load_adapter
-    from fixtures.session import SessionResources
+    from conformance.shrink import shrink_against
 
-    adapter = load_adapter(args.impl)
     scenario = catalog.load(args.scenario_id)
-    session = SessionResources(preload=preload_modules(adapter))
-    scratch = tempfile.TemporaryDirectory(prefix="rlc-shrink-")  # the runs' workdirs
-    runs = 0
-
-    def outcome(s):
-        nonlocal runs
-        runs += 1
-        workdir = os.path.join(scratch.name, f"run-{runs}")
-        entry = run_scenario(s, args.impl, adapter, session, workdir)
-        print(f"  run {runs}: {len(s.ops)} ops -> {entry['verdict']} {entry['oracles']}", flush=True)
-        return entry
-
-    try:
-        first = outcome(scenario)
-        if first["verdict"] == "pass":
-            print(f"{scenario.id} passes against {args.impl}: nothing to shrink")
-            return 0
-        want = (first["verdict"], set(first["oracles"]))
-
-        def still_fails(candidate):
-            e = outcome(candidate)
-            return e["verdict"] == want[0] and want[1] <= set(e["oracles"])
-
-        small = shrink(scenario, still_fails)
-    finally:
-        session.close()
-        scratch.cleanup()
+    found = shrink_against(scenario, args.impl, load_adapter(args.impl),
+                           log=lambda line: print(line, flush=True))
+    if found.first["verdict"] == "pass":
+        print(f"{scenario.id} passes against {args.impl}: nothing to shrink")
+        return 0
+    small = found.small
     out = args.out or "shrunk-scenario.json"
     with open(out, "w") as f:
         json.dump(small.to_dict(), f, indent=1)
-    print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {runs} runs): {small.describe()}")
+    print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {found.runs} runs): "
+          f"{small.describe()}")
     print(f"saved {out}; rerun it: python -m conformance repro {out} --impl {args.impl}")
     return 1
 
