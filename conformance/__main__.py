@@ -18,6 +18,8 @@
                                                 drivers run there), the report brought back
   script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
                                                 operations (needs no part of this project)
+  upstream ID --impl NAME [--report R] [-o FILE] an issue body for the library's tracker
+  upstream --report R --impl NAME --out-dir DIR  ... one per cause of a report's findings
 """
 from __future__ import annotations
 
@@ -262,6 +264,18 @@ def main(argv=None) -> int:
     w.add_argument("--scenarios-from", help="only these scenarios (one id a line)")
     w.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per column")
     w.set_defaults(func=_lazy("releases"))
+    u = sub.add_parser("upstream", help="issue bodies for the library's tracker: one finding, "
+                                        "or every cause of a report")
+    u.add_argument("scenario_id", nargs="?", help="a catalog id (without --out)")
+    u.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
+    u.add_argument("--report", metavar="R.json",
+                   help="take the finding(s) from this report instead of running them")
+    u.add_argument("--no-shrink", action="store_true",
+                   help="write the scenario's script as it is (shrinking reruns it)")
+    u.add_argument("-o", "--out", help="write the one body here (default: stdout)")
+    u.add_argument("--out-dir", "--dir", dest="out_dir", metavar="DIR",
+                   help="with --report: one body per cause into DIR, and DIR/README.md")
+    u.set_defaults(func=_lazy("upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)
