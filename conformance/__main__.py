@@ -263,6 +263,11 @@ def main(argv=None) -> int:
     w.add_argument("--ray-fixture", default="local,multinode")
     w.add_argument("--scenarios-from", help="only these scenarios (one id a line)")
     w.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per column")
+    w.add_argument("--shards", type=int, default=1, metavar="N",
+                   help="run each column as N shards, merged (a stopped run resumes: a "
+                        "shard with a report is not run again)")
+    w.add_argument("--only-shard", type=int, metavar="I",
+                   help="with --shards N: run only shard I of each column, merge nothing")
     w.set_defaults(func=_lazy("releases"))
     u = sub.add_parser("upstream", help="issue bodies for the library's tracker: one finding, "
                                         "or every cause of a report")
