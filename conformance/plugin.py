@@ -348,14 +348,16 @@ def pytest_runtest_logreport(report):
 def harness_error_entry(scenario_id: str, report) -> dict:
     """The report entry of a scenario whose test failed before it had a result."""
     from conformance.execute import entry
+    from conformance.findings import unknown_in_run
 
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
     last = text.strip().splitlines()[-1][:300] if text.strip() else "(no detail)"
-    return entry(scenario_id, "error", unknown=["harness"], evidence={
-        "violations": {}, "unknown": {"harness": [
-            f"the test failed in its {report.when} phase before the scenario had a verdict: "
-            f"{last}"]}, "stderr_tail": text[-4000:]},
-        duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
+    why = unknown_in_run(f"the test failed in its {report.when} phase before the scenario had "
+                         f"a verdict: {last}")
+    return entry(scenario_id, "error", unknown=["harness"], findings=[why.as_dict("harness")],
+                 evidence={"violations": {}, "unknown": {"harness": [why.text]},
+                           "stderr_tail": text[-4000:]},
+                 duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
