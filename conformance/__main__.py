@@ -280,6 +280,12 @@ def main(argv=None) -> int:
     u.add_argument("-o", "--out", help="write the one body here (default: stdout)")
     u.add_argument("--out-dir", "--dir", dest="out_dir", metavar="DIR",
                    help="with --report: one body per cause into DIR, and DIR/README.md")
+    u.add_argument("--check", metavar="DIR",
+                   help="run each body's script of DIR alone and read its output for the "
+                        "finding (writes DIR/CHECKED.md)")
+    u.add_argument("--python", default=sys.executable,
+                   help="with --check: the Python to run the scripts with (a fresh "
+                        "environment of the library's release)")
     u.set_defaults(func=_lazy("upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)

@@ -2,6 +2,7 @@
 
     python -m conformance upstream ID --impl NAME [--report R.json] [--no-shrink] [-o FILE]
     python -m conformance upstream --report R.json --impl NAME --out-dir DIR [--no-shrink]
+    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python
 
 A finding is a scenario that did not pass. Its body says, in the words a
 maintainer reads: the versions (library, Ray, Python, OS), the minimal
@@ -13,7 +14,9 @@ excerpt, and the command that reruns the scenario in the suite.
 
 With ``--out-dir DIR`` every finding of the report is grouped by cause and one
 body is written per cause (``DIR/NN-<slug>.md``, plus ``DIR/README.md``
-listing them). Two findings share a cause when they have the same verdict
+listing them); ``--check DIR`` runs each body's script alone in the given
+Python and reads its output for the finding (``conformance.upstream_check``).
+Two findings share a cause when they have the same verdict
 and the same earliest violation once the op's position, ids, numbers and
 addresses are left out (``cause_of``): the same teardown raising the same
 error in 14 teardown orders is one issue upstream, its other scenarios
@@ -145,6 +148,9 @@ def body(cause: Cause, impl: str, doc_versions: dict, script_text: str | None,
         out += ["", "## Same cause in", ""] + [
             f"- `{e['id']}` ({e['verdict']}: {', '.join(e.get('oracles') or [])})"
             for e in sorted(cause.entries, key=lambda e: e["id"]) if e is not entry]
+    from conformance.upstream_check import marker
+
+    out += ["", marker(entry)]  # what `upstream --check` looks for in the script's output
     return "\n".join(out) + "\n"
 
 
@@ -214,6 +220,13 @@ def main(args) -> int:
     except (UsageError, OSError, ValueError, KeyError) as exc:
         print(f"upstream: {exc}", file=sys.stderr)
         return 2
+    if args.check:
+        from conformance.upstream_check import check_dir
+
+        missed = check_dir(args.check, args.python, log)
+        print(f"upstream --check: {missed} body(ies) whose script did not show the finding; "
+              f"{os.path.join(args.check, 'CHECKED.md')}")
+        return 1 if missed else 0
     if args.out_dir:
         if doc is None or args.scenario_id:
             print("upstream: --out-dir DIR writes every cause of --report R.json (no ID)",

@@ -48,3 +48,41 @@ def test_the_body_says_versions_script_expected_observed_evidence_and_repro():
     assert "ValueError: x" in text  # stderr evidence
     assert RESTART_B["repro"] in text
     assert "## Same cause in" in text and f"`{RESTART_A['id']}`" in text
+
+
+# -- the check: does a script's output show the finding -----------------------------
+
+from conformance.upstream_check import Trace, marker, shows  # noqa: E402
+
+OUT = """[0] construct buffer ...
+[0] construct buffer: ok -> 1 actor(s) (0.512s)
+      actors: buffer=ALIVE
+[1] ray_shutdown ...
+[1] ray_shutdown: ok (1.101s)
+      ray: not initialized
+[2] teardown buffer ...
+[2] teardown buffer: raised ray.exceptions.ActorHandleNotFoundError: not valid (3.2s)
+      ray: 127.0.0.1:5555/session_2/01000000
+[3] teardown evaluator ...
+"""
+
+
+def test_the_marker_names_the_earliest_finding_by_its_op():
+    entry = {**RESTART_B, "findings": [
+        {"oracle": "no_ray_restart", "op": 2, "time": 3.0, "text": "op 2 ...", "unknown": False}]}
+    assert '"op": "teardown buffer"' in marker(entry) and '"oracle": "no_ray_restart"' in marker(entry)
+
+
+def test_a_trace_shows_a_raise_a_new_session_and_a_hang_at_the_op():
+    trace = Trace(OUT, "", 0)
+    assert shows({"oracle": "teardown_never_raises", "op": "teardown buffer", "verdict": "fail"},
+                 trace)[0] is True
+    ok, why = shows({"oracle": "no_ray_restart", "op": "teardown buffer", "verdict": "fail"}, trace)
+    assert ok and "ray: 127.0.0.1:5555" in why
+    assert shows({"oracle": "teardown_never_raises", "op": "ray_shutdown", "verdict": "fail"},
+                 trace)[0] is False  # it returned ok: not shown
+    hang = {"oracle": "no_hang", "op": "teardown evaluator", "verdict": "hang"}
+    assert shows(hang, Trace(OUT, "Timeout (0:00:25)!\nThread 0x...", 1))[0] is True
+    assert shows(hang, Trace(OUT, "", 0))[0] is False  # no watchdog: not a hang
+    assert shows({"oracle": "threads_joined", "op": "teardown buffer", "verdict": "fail"},
+                 trace)[0] is None  # nothing in the output to read: never "shown"
