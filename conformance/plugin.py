@@ -211,34 +211,16 @@ def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
 
 
 def _for_components(listed: set, ids: set, components) -> tuple[set, list]:
-    """The listed ids as this implementation's catalog names them: an id
-    written for every component becomes its subset variant
-    (``...~no-evaluator``); one about a component the implementation lacks
-    has no counterpart (returned apart). Anything else stays as listed."""
-    from conformance.catalog.build import ALL, subset_variant
-
+    """The listed ids as this implementation's catalog names them
+    (``catalog.counterpart``), and apart those about a component it lacks."""
     out, absent = set(), []
     for sid in sorted(listed):
-        family, fixture, owner, variant = sid.split("/", 3) if sid.count("/") >= 3 else (sid,) * 4
-        # an order over the components drops the missing ones (as the family does)
-        steps = [t for t in variant.split(">") if t not in ALL or t in components]
-        mapped = next((m for m in (
-            f"{family}/{fixture}/{owner}/{subset_variant(v, components)}"
-            for v in (variant, ">".join(steps))) if m in ids), sid)
-        if sid in ids or mapped not in ids and not _about_missing(sid, components):
-            out.add(sid)
-        elif mapped in ids:
-            out.add(mapped)
-        else:
+        mapped = catalog.counterpart(sid, components, ids)
+        if mapped is None:
             absent.append(sid)
+        else:
+            out.add(mapped)
     return out, absent
-
-
-def _about_missing(sid: str, components) -> bool:
-    try:
-        return any(c not in components for c in catalog.find(sid).components)
-    except KeyError:
-        return False
 
 
 def pytest_unconfigure(config):
