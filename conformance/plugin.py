@@ -6,7 +6,8 @@ Options (each also read from an environment variable, for CI):
   --ray-address ADDR       RLC_RAY_ADDRESS   the cluster of the ``external`` fixture
   --profile quick|full     RLC_PROFILE
   --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
-  --known-failures FILE    RLC_KNOWN_FAILURES scenario ids expected to fail, with reasons
+  --known-failures FILE    RLC_KNOWN_FAILURES scenarios expected to fail: each id with the
+                                             verdict and oracles it fails with, and why
   --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
   --scenarios-from FILE    RLC_SCENARIOS_FROM only the scenarios listed there (one id a line,
                                              "# why" after it, e.g. ci/torchrl-slice.txt)
@@ -27,7 +28,8 @@ import uuid
 
 import pytest
 
-from conformance import catalog, known_failures, report, shard
+from conformance import catalog, gate, known_failures, report, ruling, shard
+from conformance.claims import Claim
 from conformance.registry import UsageError, load_adapter
 from conformance.scenario import FIXTURES
 from fixtures.rayenv import RAY_ENV
@@ -55,7 +57,8 @@ def pytest_addoption(parser):
     g.addoption("--ray-address", help="address of your cluster, for --ray-fixture external")
     g.addoption("--profile", help="quick (the CI gate, default) or full")
     g.addoption("--conformance-report", help="write the JSON report to this path")
-    g.addoption("--known-failures", help="file of scenario ids expected to fail")
+    g.addoption("--known-failures", help="file of the scenarios expected to fail, each with "
+                                         "its verdict (and a fail's oracles) and why")
     g.addoption("--scenario", action="append",
                 help="only scenarios whose id matches this glob (repeatable; -k cannot "
                      "express the '>' in order ids)")
@@ -119,7 +122,7 @@ def pytest_configure(config):
         raise pytest.UsageError(str(exc)) from None
     kf_path = _opt(config, "known_failures")
     try:
-        known = known_failures.load(kf_path) if kf_path else {}
+        known = known_failures.load_expected(kf_path) if kf_path else {}
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
     listed = _listed(config, impl, adapter, profile, fixtures)
@@ -160,7 +163,7 @@ def _sharding(config, profile, fixtures, known):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise pytest.UsageError(f"--shard-durations {path}: {exc}") from None
     run = {"profile": profile, "fixtures": fixtures,
-           "known_failures": shard.digest(f"{k}  # {v}" for k, v in known.items()) if known
+           "known_failures": shard.digest(e.line() for e in known.values()) if known
            else None,
            "durations": shard.digest(f"{k} {v!r}" for k, v in durations.items()) if durations
            else None,
@@ -247,8 +250,10 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
-    known = config._rlc["known"]
-    seen = set()
+    """Mark the scenarios. A scenario listed as a known failure gets no xfail
+    mark up front: only the outcome its entry states becomes an xfail
+    (``test_lifecycle``), never a harness error, a fixture failure or a
+    timeout before its verdict."""
     for item in items:
         scenario = _scenario_of(item)
         if scenario is None:
@@ -256,11 +261,6 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.conformance)
         # Keep one fixture's scenarios together so each worker reuses its cluster.
         item.add_marker(pytest.mark.xdist_group(scenario.fixture))
-        if scenario.id in known:
-            seen.add(scenario.id)
-            item.add_marker(pytest.mark.xfail(reason=f"known failure: {known[scenario.id]}",
-                                              strict=False))
-    config._rlc["unused_known"] = sorted(set(known) - seen)
 
 
 class ShardSelection:
@@ -374,13 +374,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     # a shard's report is written even empty: the merge counts every shard
     if not results and (rlc["shard"] is None or config.option.collectonly):
         return
-    doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"], _shard_block(rlc))
+    ruling.mark(results, rlc["known"])
+    doc = report.build(rlc["impl"], rlc["adapter"], results, _shard_block(rlc),
+                       Claim.of_run(rlc["adapter"], rlc["fixtures"], rlc["profile"]).as_dict())
     tr = terminalreporter
     tr.section("conformance")
-    for line in report.summary_lines(doc):
+    for line in gate.lines(doc, ruling.rule(doc)):
         tr.write_line(line)
-    if rlc.get("unused_known"):
-        tr.write_line(f"known-failures entries not in this run: {len(rlc['unused_known'])}")
     if rlc["report"]:
         report.write(doc, rlc["report"])
         tr.write_line(f"report: {rlc['report']}")
