@@ -34,7 +34,7 @@ import os
 import sys
 import tempfile
 
-from fixtures.rayenv import RAY_ENV
+from fixtures.rayenv import RAY_ENV, absolute_pythonpath
 
 
 def cmd_shrink(args) -> int:
@@ -61,9 +61,8 @@ def cmd_shrink(args) -> int:
 
 def cmd_repro(args) -> int:
     from conformance import catalog
-    from conformance.execute import failure_message, run_scenario
+    from conformance.execute import failure_message, preload_modules, run_scenario
     from conformance.registry import UsageError, load_adapter
-    from conformance.plugin import preload_modules
     from fixtures.session import SessionResources
 
     try:
@@ -188,8 +187,6 @@ def _lazy(module: str):
 
 
 def main(argv=None) -> int:
-    from conformance.plugin import absolute_pythonpath
-
     os.environ.update(RAY_ENV)
     absolute_pythonpath()
     p = argparse.ArgumentParser(prog="python -m conformance")

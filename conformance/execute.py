@@ -37,6 +37,12 @@ def scenario_deadline(scenario, adapter) -> float:
     return INIT_DEADLINE + ops + FINAL_PROBE_DEADLINE + exit_bound(adapter) + 180.0
 
 
+def preload_modules(adapter) -> list[str]:
+    """What the zygote imports once, so that drivers start warm."""
+    return ["conformance.driver", "conformance.verbs", "fixtures.gcs",
+            type(adapter).__module__, *adapter.preload]
+
+
 #: the driver's entry point: module, function (called with the request path)
 DRIVER_ENTRY = ("conformance.driver", "main")
 
