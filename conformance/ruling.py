@@ -80,11 +80,11 @@ class Ruling:
                     f"{len(self.unexpected_passes)} unexpected pass(es))")
         why = []
         if self.new_failures:
-            why.append(f"{len(self.new_failures)} new failure(s) in {n} scenarios of {impl} "
-                       f"({len(self.known_failures)} known failure(s) still failing)")
+            why.append(f"{len(self.new_failures)} new failure(s) in {n} scenarios of {impl}")
         if self.shortfall:
             why.append(f"the report covers less than the claim ({self.required.describe()})")
-        return "FAILED: " + "; ".join(why)
+        return (f"FAILED: {'; '.join(why)} ({len(self.known_failures)} known failure(s) still "
+                "failing)")
 
 
 def rule(doc: dict, known: dict[str, Expected] | None = None,
