@@ -147,10 +147,10 @@ def _print_skips(adapter, found, verbose: bool) -> None:
 
     skipped = [(s, adapter.unsupported(s.requires)) for s in found]
     skipped = [(s, lacks) for s, lacks in skipped if lacks]
-    by_feature = Counter(f for _, lacks in skipped for f in lacks)
+    by_feature = sorted(Counter(f for _, lacks in skipped for f in lacks).items())
+    lacking = ", ".join(f"{f} in {n}" for f, n in by_feature)
     print(f"  {adapter.name} runs {len(found) - len(skipped)}, skips {len(skipped)}"
-          + (f" (features it lacks: {', '.join(f'{f} in {n}' for f, n in sorted(by_feature.items()))})"
-             if skipped else ""))
+          + (f" (features it lacks: {lacking})" if skipped else ""))
     for s, lacks in skipped if verbose else ():
         print(f"    skip {s.id}: needs {', '.join(lacks)}")
 
