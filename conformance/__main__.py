@@ -6,8 +6,12 @@
   catalog [--profile P] [--fixture F] [--counts] list scenarios or count them
           [--shard I/N [--shard-durations R]]    ... or those of one shard, with its estimate
   bench [--profile P] [-n N]                    scenario throughput benchmark
-  summary REPORT.json [--out FILE]              the report as Markdown (GitHub step summary)
-  gate REPORT.json                              exit 1 on a new failure (the CI decision)
+  summary REPORT.json [--out FILE] [CLAIM]      the report as Markdown (GitHub step summary)
+  gate REPORT.json [CLAIM]                      exit 1 on a new failure or a report that covers
+                                                less than the claim (the CI decision); CLAIM:
+                                                --components, --features, --fixtures, --profile,
+                                                --known-failures FILE (decide again against it)
+  known-failures REPORT.json... [-o FILE]       a known-failures file from reports
   merge OUT.json SHARD.json...                  shard reports (--shard I/N) into one report
   matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
   compare REPORT.json --against COMMITTED.json [--scenarios-from FILE]
@@ -24,12 +28,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import tempfile
 
-from fixtures.rayenv import RAY_ENV
+from fixtures.rayenv import RAY_ENV, absolute_pythonpath
 
 
 def cmd_shrink(args) -> int:
@@ -56,9 +61,8 @@ def cmd_shrink(args) -> int:
 
 def cmd_repro(args) -> int:
     from conformance import catalog
-    from conformance.execute import failure_message, run_scenario
+    from conformance.execute import failure_message, preload_modules, run_scenario
     from conformance.registry import UsageError, load_adapter
-    from conformance.plugin import preload_modules
     from fixtures.session import SessionResources
 
     try:
@@ -72,20 +76,26 @@ def cmd_repro(args) -> int:
         print(f"SKIP: {adapter.name} does not support {', '.join(missing)}")
         return 0
     print(f"scenario {scenario.id}\nops: {scenario.describe()}\nimpl: {args.impl}", flush=True)
-    workdir = args.workdir or tempfile.mkdtemp(prefix="rlc-repro-")
-    session = SessionResources(preload=preload_modules(adapter))
-    try:
-        entry = run_scenario(scenario, args.impl, adapter, session, workdir, args.ray_address)
-    finally:
-        session.close()
-    print("\nhistory:")
-    for line in entry["evidence"]["history"]:
-        print(f"  {line}")
-    with open(os.path.join(workdir, "stderr.txt"), errors="replace") as f:
-        stderr = f.read()
-    print(f"\nstderr ({os.path.join(workdir, 'stderr.txt')}):")
-    print(stderr[-6000:] if stderr else "  (empty)")
-    print()
+    # the driver's files (request, history, stderr) go to --workdir, kept; or
+    # to a scratch directory removed at the end, after what they say is printed
+    with contextlib.ExitStack() as stack:
+        workdir = args.workdir or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="rlc-repro-"))
+        session = SessionResources(preload=preload_modules(adapter))
+        try:
+            entry = run_scenario(scenario, args.impl, adapter, session, workdir, args.ray_address)
+        finally:
+            session.close()
+        print("\nhistory:")
+        for line in entry["evidence"]["history"]:
+            print(f"  {line}")
+        with open(os.path.join(workdir, "stderr.txt"), errors="replace") as f:
+            stderr = f.read()
+        where = (os.path.join(workdir, "stderr.txt") if args.workdir
+                 else "the driver's; keep its files with --workdir DIR")
+        print(f"\nstderr ({where}):")
+        print(stderr[-6000:] if stderr else "  (empty)")
+        print()
     if entry["verdict"] == "pass":
         print(f"verdict: PASS ({entry['duration']}s)")
     else:
@@ -100,24 +110,26 @@ def cmd_catalog(args) -> int:
     from conformance import catalog
 
     fixtures = args.fixture or ["local", "multinode"]
+    adapter = None
     if args.impl:
         from conformance.registry import UsageError, load_adapter
 
         try:
-            components = load_adapter(args.impl).components
+            adapter = load_adapter(args.impl)
         except UsageError as exc:
             print(f"catalog: {exc}", file=sys.stderr)
             return 2
-    else:
-        components = catalog.ALL
+    components = adapter.components if adapter else catalog.ALL
     if args.counts:
-        table = catalog.counts(fixtures, components)
-        for profile, fams in table.items():
+        for profile, fams in catalog.counts(fixtures, components).items():
             total = sum(sum(c.values()) for c in fams.values())
             print(f"{profile}: {total} scenarios")
             print(f"  {'family':<22}" + "".join(f"{fx:>11}" for fx in fixtures))
             for fam, c in fams.items():
                 print(f"  {fam:<22}" + "".join(f"{c.get(fx, 0):>11}" for fx in fixtures))
+            if adapter is not None:
+                _print_skips(adapter, catalog.scenarios(fixtures, profile, components=components),
+                             args.verbose)
         return 0
     found = catalog.scenarios(fixtures, args.profile, components=components)
     if args.shard:
@@ -127,6 +139,20 @@ def cmd_catalog(args) -> int:
     for s in found:
         print(s.id if not args.verbose else f"{s.id}\n    {s.describe()}")
     return 0
+
+
+def _print_skips(adapter, found, verbose: bool) -> None:
+    """Which of ``found`` the adapter's features skip, by the feature it lacks."""
+    from collections import Counter
+
+    skipped = [(s, adapter.unsupported(s.requires)) for s in found]
+    skipped = [(s, lacks) for s, lacks in skipped if lacks]
+    by_feature = sorted(Counter(f for _, lacks in skipped for f in lacks).items())
+    lacking = ", ".join(f"{f} in {n}" for f, n in by_feature)
+    print(f"  {adapter.name} runs {len(found) - len(skipped)}, skips {len(skipped)}"
+          + (f" (features it lacks: {lacking})" if skipped else ""))
+    for s, lacks in skipped if verbose else ():
+        print(f"    skip {s.id}: needs {', '.join(lacks)}")
 
 
 def _one_shard(found, which: str, durations_from: str | None):
@@ -161,8 +187,6 @@ def _lazy(module: str):
 
 
 def main(argv=None) -> int:
-    from conformance.plugin import absolute_pythonpath
-
     os.environ.update(RAY_ENV)
     absolute_pythonpath()
     p = argparse.ArgumentParser(prog="python -m conformance")
@@ -171,7 +195,8 @@ def main(argv=None) -> int:
     r.add_argument("scenario_id", help="a catalog id or a scenario .json file")
     r.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     r.add_argument("--ray-address", default=os.environ.get("RLC_RAY_ADDRESS"))
-    r.add_argument("--workdir")
+    r.add_argument("--workdir", help="keep the driver's files (request, history, stderr) "
+                                      "here (default: a scratch directory, removed)")
     r.add_argument("--json", help="also write the report entry here")
     r.set_defaults(func=cmd_repro)
     k = sub.add_parser("shrink", help="shrink a failing scenario to a minimal op sequence")
@@ -185,22 +210,31 @@ def main(argv=None) -> int:
     c.add_argument("--counts", action="store_true")
     c.add_argument("--impl", help="the scenarios for this implementation's components "
                                   "(default: all three)")
-    c.add_argument("-v", "--verbose", action="store_true")
+    c.add_argument("-v", "--verbose", action="store_true",
+                   help="each scenario's operations; with --counts --impl, each skipped id")
     c.add_argument("--shard", metavar="I/N", help="only the scenarios shard I of N runs "
                                                   "(as pytest's --shard splits them)")
     c.add_argument("--shard-durations", metavar="REPORT.json",
                    help="the report whose durations balance the shards")
     c.set_defaults(func=cmd_catalog)
+    from conformance.ruling import add_options
+
     s = sub.add_parser("summary", help="the report as Markdown, for $GITHUB_STEP_SUMMARY")
     s.add_argument("report")
     s.add_argument("--out", help="write here instead of stdout")
+    add_options(s)
     s.set_defaults(func=_lazy("summary"))
-    g = sub.add_parser("gate", help="exit 0 unless the report has a new failure")
+    g = sub.add_parser("gate", help="exit 0 when the report meets the claim with no new "
+                                    "failure")
     g.add_argument("report")
-    g.add_argument("--max-skipped", type=int, default=0, metavar="N",
-                   help="fail when more than N scenarios were skipped (default 0: a "
-                        "conformance claim runs every scenario)")
+    add_options(g)
     g.set_defaults(func=_lazy("gate"))
+    w = sub.add_parser("known-failures", help="a known-failures file from reports (each "
+                                              "failing scenario with its verdict and oracles)")
+    w.add_argument("reports", nargs="+", metavar="REPORT.json",
+                   help="one run's report, or several runs' (a flaky scenario's rate)")
+    w.add_argument("-o", "--out", help="write the file here (default: stdout)")
+    w.set_defaults(func=_lazy("write_known_failures"))
     j = sub.add_parser("merge", help="shard reports (pytest --shard I/N) into one report")
     j.add_argument("out", metavar="OUT.json", help="the merged report")
     j.add_argument("reports", nargs="+", metavar="SHARD.json", help="every shard's report")

@@ -42,10 +42,7 @@ def verdict_cell(entry: dict | None, varies=frozenset()) -> str:
     to vary between runs) are left out."""
     if entry is None:
         return NOT_IN_REPORT
-    if entry["verdict"] == "fail":
-        oracles = sorted(set(entry.get("oracles") or []) - set(varies))
-        return f"fail [{', '.join(oracles)}]"
-    return entry["verdict"]
+    return known_failures.verdict_cell(entry["verdict"], entry.get("oracles") or (), varies)
 
 
 def same(committed: dict | None, now: dict | None, varies=frozenset()) -> bool:
@@ -175,7 +172,7 @@ def _check_oracles(varies: dict, source: str) -> None:
     from conformance.oracles import ORACLES
 
     for sid, oracles in varies.items():
-        unknown = sorted(set(oracles) - set(ORACLES))
+        unknown = known_failures.unknown_oracles(oracles)
         if unknown:
             raise ValueError(f"{source}: {sid}: varies:{','.join(unknown)} names no oracle "
                              f"(valid: {', '.join(sorted(ORACLES))})")

@@ -1,3 +1,3 @@
-"""Loads the conformance plugin for ``pytest conformance``."""
-from conformance.plugin import *  # noqa: F401,F403 - pytest hooks
-from conformance.plugin import conformance_session  # noqa: F401 - the fixture
+"""Loads the conformance plugin (its hooks and the ``conformance_session``
+fixture) for ``pytest conformance``."""
+pytest_plugins = ["conformance.plugin"]

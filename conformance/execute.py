@@ -11,7 +11,8 @@ from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
-from conformance.verbs import deadline_of
+from conformance.scenario import Op
+from conformance.verbs import deadline_of, optional_feature_of
 from conformance.oracles import Run
 from conformance.verdict import decide, texts
 
@@ -34,6 +35,12 @@ def scenario_deadline(scenario, adapter) -> float:
     spec = Spec.for_scenario(scenario)
     ops = sum(deadline_of(o, adapter, spec) + PROBE_DEADLINE for o in scenario.ops)
     return INIT_DEADLINE + ops + FINAL_PROBE_DEADLINE + exit_bound(adapter) + 180.0
+
+
+def preload_modules(adapter) -> list[str]:
+    """What the zygote imports once, so that drivers start warm."""
+    return ["conformance.driver", "conformance.verbs", "fixtures.gcs",
+            type(adapter).__module__, *adapter.preload]
 
 
 #: the driver's entry point: module, function (called with the request path)
@@ -196,7 +203,7 @@ def entry(scenario, verdict: str, **fields) -> dict:
         sid, components, ops = scenario.id, list(scenario.components), scenario.describe()
     return {"id": sid, "family": family, "fixture": fixture, "owner": owner,
             "components": components, "verdict": verdict, "oracles": [], "unsupported": [],
-            "not_built": [], "not_checked": [], "unknown": [], "findings": [], "evidence": {},
+            "unsupported_features": [], "not_built": [], "not_checked": [], "unknown": [], "findings": [], "evidence": {},
             "repro": "", "duration": 0, "ops": ops, **fields}
 
 
@@ -207,9 +214,11 @@ def _op_notes(ops: list[dict], status: str) -> list[str]:
             for r in ops if r.get("status") == status]
 
 
-def skip_entry(scenario, reason: str) -> dict:
-    """A scenario the implementation cannot run (a feature it lacks)."""
-    return entry(scenario, "skip", evidence={"reason": reason})
+def skip_entry(scenario, impl_name: str, missing: list[str]) -> dict:
+    """A scenario the implementation cannot run: the features it lacks."""
+    return entry(scenario, "skip", evidence={
+        "reason": f"{impl_name} does not support {', '.join(missing)}",
+        "missing_features": list(missing)})
 
 
 def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
@@ -223,6 +232,9 @@ def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
         # different things, counted apart; and the rules left unchecked
         # because of a missing feature
         unsupported=_op_notes(run.history.ops, "unsupported"),
+        # the feature each of those ops lacked (what a claim of it does not cover)
+        unsupported_features=[optional_feature_of(Op.from_dict(r["op"]))
+                              for r in run.history.ops if r.get("status") == "unsupported"],
         not_built=_op_notes(run.history.ops, "skipped"),
         not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
                             for o in r["result"].get("not_checked", [])}),

@@ -1,64 +1,70 @@
 """The CI decision from a report: ``python -m conformance gate REPORT.json``.
 
-Exit 0 when there is no new failure, 1 otherwise. A new failure is a
-``fail``, ``crash``, ``hang``, ``error`` or ``setup-error`` whose id is not in the
-known-failures file the run used (report entries carry ``known_failure``).
-Listed scenarios that now pass are reported and do not fail the gate.
-More than ``--max-skipped N`` skipped scenarios (default 0: a conformance
-claim runs every scenario) also fail it, so that an adapter cannot go green
-by declaring no features.
-Exit 2 when the report is missing or unreadable (the run did not produce
-one: that is red too).
+Exit 0 when the report meets the required claim and has no new failure
+(``conformance.ruling``), 1 otherwise, 2 when the report (or the
+known-failures file) is missing or unreadable: that is red too.
+
+The required claim (``conformance.claims``): ``--components``,
+``--features`` (``all`` or a comma list), ``--fixtures``, ``--profile``;
+by default every component, every feature, local and multinode, quick. A
+report that covers less fails, whatever its skip count.
+
+The known failures are the report's own (the file the run read, recorded in
+each entry's ``expected``), or ``--known-failures FILE``: the report
+decided again against that file, without running anything.
+
+``summary`` takes the same options and states the same decision.
 """
 from __future__ import annotations
 
 import sys
 
-from conformance import report
+from conformance import claims, report, ruling
 from conformance.summary import first_violation
 
 
-def decide(doc: dict, out=sys.stdout, max_skipped: int = 0) -> int:
-    g = report.gate(doc)
-    n = len(doc["scenarios"])
-    cov = doc.get("coverage") or report.coverage(doc["scenarios"])
-    too_many_skips = cov["skipped"] > max_skipped
+def lines(doc: dict, decided) -> list[str]:
+    """What the gate prints (and the pytest run's terminal section)."""
+    claimed = claims.of_report(doc)
+    out = [f"claim: {doc['impl']}: "
+           + (claimed.describe() if claimed else "(none stated)")
+           + f"; required: {decided.required.describe()}"]
+    counts = ", ".join(f"{n} {v}" for v, n in (doc.get("summary") or {}).items() if n)
+    out.append(f"{len(doc['scenarios'])} scenarios: {counts or 'none'}; "
+               + claims.coverage_line(doc))
     if report.shard_note(doc):
-        print(f"note: {report.shard_note(doc)}", file=out)
-    if too_many_skips:
-        reasons = "; ".join(f"{k} ({v})" for k, v in cov["skip_reasons"].items())
-        print(f"SKIPPED: {cov['skipped']} of {n} scenarios (at most {max_skipped} allowed, "
-              f"--max-skipped): {reasons}", file=out)
-    for s in g["new_failures"]:
+        out.append(f"note: {report.shard_note(doc)}")
+    for why in decided.shortfall:
+        out.append(f"CLAIM NOT MET: {why}")
+    for s, why in decided.new_failures:
         if s["verdict"] == "error":
-            print(f"NEW HARNESS ERROR: {s['id']}: the suite could not observe this scenario as "
-                  f"written (unknown: {', '.join(s.get('unknown') or [])}); not a verdict on "
-                  "the implementation, and not a pass", file=out)
+            out.append(f"NEW HARNESS ERROR: {s['id']}: the suite could not observe this scenario "
+                       f"as written (unknown: {', '.join(s.get('unknown') or [])}); not a "
+                       "verdict on the implementation, and not a pass")
         else:
-            print(f"NEW {s['verdict'].upper()}: {s['id']}  [{', '.join(s.get('oracles') or [])}]",
-                  file=out)
-        print(f"    {first_violation(s)}", file=out)
-        print(f"    repro: {s.get('repro', '')}", file=out)
-    for s in g["unexpected_passes"]:
-        print(f"unexpected pass: {s['id']} (listed: {s['known_failure']}): "
-              "remove it from the known-failures file", file=out)
-    known = len(g["known_failures"])
-    if too_many_skips and not g["new_failures"]:
-        print(f"gate: FAILED: {cov['skipped']} skipped scenarios in {n} of {doc['impl']} "
-              f"(allowed: {max_skipped})", file=out)
-        return 1
-    if g["new_failures"]:
-        print(f"gate: FAILED: {len(g['new_failures'])} new failure(s) in {n} scenarios of "
-              f"{doc['impl']} ({known} known failure(s) still failing)", file=out)
-        return 1
-    print(f"gate: passed: no new failure in {n} scenarios of {doc['impl']} "
-          f"({known} known failure(s) still failing, "
-          f"{len(g['unexpected_passes'])} unexpected pass(es))", file=out)
-    return 0
+            out.append(f"NEW {s['verdict'].upper()}: {s['id']}  "
+                       f"[{', '.join(s.get('oracles') or [])}]")
+        if why:
+            out.append(f"    {why}")
+        out.append(f"    {first_violation(s)}")
+        out.append(f"    repro: {s.get('repro', '')}")
+    for s in decided.flaky_passes:
+        flaky = (s.get("expected") or {}).get("flaky") or ["?", "?"]
+        out.append(f"flaky pass: {s['id']} (listed: fails in {flaky[0]} of {flaky[1]} runs)")
+    for s in decided.unexpected_passes:
+        out.append(f"unexpected pass: {s['id']} (listed: {s.get('known_failure')}): "
+                   "remove it from the known-failures file")
+    if decided.unused:
+        out.append(f"known-failures entries not in this report: {len(decided.unused)}")
+    out.append(f"gate: {decided.headline(doc)}")
+    return out
 
 
 def main(args) -> int:
-    doc = report.load_for_cli(args.report, "gate: FAILED")
-    if doc is None:
+    found = ruling.from_options(args, "gate: FAILED")
+    if found is None:
         return 2
-    return decide(doc, max_skipped=args.max_skipped)
+    doc, decided = found
+    for line in lines(doc, decided):
+        print(line)
+    return 0 if decided.green else 1

@@ -59,6 +59,9 @@ def _same_run(named: list[tuple[str, dict]]) -> None:
             if a != b:
                 raise MergeError(f"{name} and {first_name} are shards of different runs: "
                                  f"{key} {a!r} against {b!r}")
+        if doc.get("claim") != first.get("claim"):
+            raise MergeError(f"{name} and {first_name} claim different things: "
+                             f"{doc.get('claim')!r} against {first.get('claim')!r}")
 
 
 def _every_shard_once(named: list[tuple[str, dict]]) -> None:
@@ -108,7 +111,8 @@ def merge(named: list[tuple[str, dict]]) -> dict:
     entries = _complete(named)
     first = named[0][1]
     doc = report.document(first["impl"], first.get("versions") or {}, entries,
-                          generated=max(d.get("generated") or "" for _, d in named) or None)
+                          generated=max(d.get("generated") or "" for _, d in named) or None,
+                          claim=first.get("claim"))
     run = {k: v for k, v in first["shard"].items() if k in SAME_RUN}
     doc["shards"] = {**run, "parts": sorted(
         ({"index": d["shard"]["index"], "scenarios": len(d["scenarios"]),
@@ -141,12 +145,9 @@ def main(args) -> int:
         print(f"merge: {args.out} is one of the shard reports: write the merge elsewhere",
               file=sys.stderr)
         return 2
-    named = []
-    for path in args.reports:
-        doc = report.load_for_cli(path, "merge")
-        if doc is None:
-            return 2
-        named.append((path, doc))
+    named = report.load_all_for_cli(args.reports, "merge")
+    if named is None:
+        return 2
     try:
         merged = merge(named)
     except MergeError as exc:

@@ -6,7 +6,8 @@ Options (each also read from an environment variable, for CI):
   --ray-address ADDR       RLC_RAY_ADDRESS   the cluster of the ``external`` fixture
   --profile quick|full     RLC_PROFILE
   --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
-  --known-failures FILE    RLC_KNOWN_FAILURES scenario ids expected to fail, with reasons
+  --known-failures FILE    RLC_KNOWN_FAILURES scenarios expected to fail: each id with the
+                                             verdict and oracles it fails with, and why
   --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
   --scenarios-from FILE    RLC_SCENARIOS_FROM only the scenarios listed there (one id a line,
                                              "# why" after it, e.g. ci/torchrl-slice.txt)
@@ -15,6 +16,11 @@ Options (each also read from an environment variable, for CI):
                                              python -m conformance merge)
   --shard-durations REPORT RLC_SHARD_DURATIONS balance the shards by this report's durations
 RLC_RUN_ID names the run: every process it starts carries it in RLC_MARKER.
+
+Registered by ``conformance/conftest.py`` (``pytest_plugins``); what it knows
+about the run is a :class:`SuiteRun` in ``config.stash[RUN]``, each test's
+result in ``item.stash[RESULT]``. The CLI needs nothing of it (pytest only at
+the edge: ``tests/conformance/test_structure.py``).
 """
 from __future__ import annotations
 
@@ -24,13 +30,16 @@ import os
 import sys
 import time
 import uuid
+from dataclasses import dataclass, field
 
 import pytest
 
-from conformance import catalog, known_failures, report, shard
+from conformance import catalog, gate, known_failures, report, ruling, shard
+from conformance.claims import Claim
+from conformance.execute import preload_modules
 from conformance.registry import UsageError, load_adapter
 from conformance.scenario import FIXTURES
-from fixtures.rayenv import RAY_ENV
+from fixtures.rayenv import RAY_ENV, absolute_pythonpath
 
 ENV = {
     "impl": "RLC_IMPL",
@@ -55,7 +64,8 @@ def pytest_addoption(parser):
     g.addoption("--ray-address", help="address of your cluster, for --ray-fixture external")
     g.addoption("--profile", help="quick (the CI gate, default) or full")
     g.addoption("--conformance-report", help="write the JSON report to this path")
-    g.addoption("--known-failures", help="file of scenario ids expected to fail")
+    g.addoption("--known-failures", help="file of the scenarios expected to fail, each with "
+                                         "its verdict (and a fail's oracles) and why")
     g.addoption("--scenario", action="append",
                 help="only scenarios whose id matches this glob (repeatable; -k cannot "
                      "express the '>' in order ids)")
@@ -90,12 +100,33 @@ def _fixtures(config) -> list[str]:
     return _split(_opt(config, "ray_fixture", "local,multinode"))
 
 
-def absolute_pythonpath() -> None:
-    """Make PYTHONPATH entries absolute: drivers, peers and Ray workers run in
-    other directories and must import the same adapter modules."""
-    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if parts:
-        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
+@dataclass
+class SuiteRun:
+    """What the plugin knows about this run (``config.stash[RUN]``)."""
+
+    impl: str
+    adapter: object
+    profile: str
+    fixtures: list
+    address: str | None
+    #: {scenario id: known_failures.Expected}
+    known: dict
+    report: str | None
+    patterns: list
+    listed: set
+    shard: object  # shard.Shard or None
+    durations: dict
+    #: what every shard of the run records alike (``conformance.merge``)
+    shard_run: dict
+    started: float
+    results: list = field(default_factory=list)
+    shard_record: dict | None = None
+
+
+RUN = pytest.StashKey[SuiteRun]()
+#: per test item: its scenario's report entry, and the test this process runs next
+RESULT = pytest.StashKey[dict]()
+NEXT = pytest.StashKey[object]()
 
 
 def pytest_configure(config):
@@ -119,7 +150,7 @@ def pytest_configure(config):
         raise pytest.UsageError(str(exc)) from None
     kf_path = _opt(config, "known_failures")
     try:
-        known = known_failures.load(kf_path) if kf_path else {}
+        known = known_failures.load_expected(kf_path) if kf_path else {}
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--known-failures {kf_path}: {exc}") from None
     listed = _listed(config, impl, adapter, profile, fixtures)
@@ -134,14 +165,11 @@ def pytest_configure(config):
         # xdist workers started after this hook.
         os.environ[RUN_MARKER_VAR] = os.environ.get("RLC_RUN_ID") or "rlc-" + uuid.uuid4().hex[:8]
         install_controller_signal_handlers()
-    config._rlc = {
-        "impl": impl, "adapter": adapter, "profile": profile, "fixtures": fixtures,
-        "address": address, "known": known,
-        "report": _opt(config, "conformance_report"), "results": [],
-        "patterns": _split(_opt(config, "scenario", [])), "listed": listed,
-        "shard": this_shard, "durations": durations, "shard_run": shard_run,
-        "shard_record": None, "started": time.monotonic(),
-    }
+    config.stash[RUN] = SuiteRun(
+        impl=impl, adapter=adapter, profile=profile, fixtures=fixtures, address=address,
+        known=known, report=_opt(config, "conformance_report"),
+        patterns=_split(_opt(config, "scenario", [])), listed=listed, shard=this_shard,
+        durations=durations, shard_run=shard_run, started=time.monotonic())
     if this_shard is not None:
         config.pluginmanager.register(ShardSelection(), "rlc-shard-selection")
 
@@ -160,7 +188,7 @@ def _sharding(config, profile, fixtures, known):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise pytest.UsageError(f"--shard-durations {path}: {exc}") from None
     run = {"profile": profile, "fixtures": fixtures,
-           "known_failures": shard.digest(f"{k}  # {v}" for k, v in known.items()) if known
+           "known_failures": shard.digest(e.line() for e in known.values()) if known
            else None,
            "durations": shard.digest(f"{k} {v!r}" for k, v in durations.items()) if durations
            else None,
@@ -227,7 +255,7 @@ def pytest_unconfigure(config):
     """The controller sweeps whatever a killed worker could not tear down:
     its processes, and what its drivers left on a cluster the suite did not
     start (its ledger)."""
-    if hasattr(config, "_rlc") and not hasattr(config, "workerinput"):
+    if RUN in config.stash and not hasattr(config, "workerinput"):
         from conformance.after_exit import sweep_run_ledgers
         from fixtures.session import sweep_run
 
@@ -237,18 +265,19 @@ def pytest_unconfigure(config):
 def pytest_generate_tests(metafunc):
     if "scenario" not in metafunc.fixturenames:
         return
-    rlc = metafunc.config._rlc
-    found = catalog.scenarios(rlc["fixtures"], rlc["profile"],
-                              components=rlc["adapter"].components)
-    if rlc["patterns"] or rlc["listed"]:
-        found = [s for s in found if s.id in rlc["listed"]
-                 or any(fnmatch.fnmatchcase(s.id, p) for p in rlc["patterns"])]
+    run = metafunc.config.stash[RUN]
+    found = catalog.scenarios(run.fixtures, run.profile, components=run.adapter.components)
+    if run.patterns or run.listed:
+        found = [s for s in found if s.id in run.listed
+                 or any(fnmatch.fnmatchcase(s.id, p) for p in run.patterns)]
     metafunc.parametrize("scenario", found, ids=[s.id for s in found])
 
 
 def pytest_collection_modifyitems(config, items):
-    known = config._rlc["known"]
-    seen = set()
+    """Mark the scenarios. A scenario listed as a known failure gets no xfail
+    mark up front: only the outcome its entry states becomes an xfail
+    (``test_lifecycle``), never a harness error, a fixture failure or a
+    timeout before its verdict."""
     for item in items:
         scenario = _scenario_of(item)
         if scenario is None:
@@ -256,11 +285,6 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.conformance)
         # Keep one fixture's scenarios together so each worker reuses its cluster.
         item.add_marker(pytest.mark.xdist_group(scenario.fixture))
-        if scenario.id in known:
-            seen.add(scenario.id)
-            item.add_marker(pytest.mark.xfail(reason=f"known failure: {known[scenario.id]}",
-                                              strict=False))
-    config._rlc["unused_known"] = sorted(set(known) - seen)
 
 
 class ShardSelection:
@@ -272,19 +296,19 @@ class ShardSelection:
         (-k, --deselect, ...): the shards split what the run would run. Each
         xdist worker splits alike and tells the controller what it split
         (``workeroutput``)."""
-        rlc = config._rlc
+        run = config.stash[RUN]
         ids = {item: _scenario_of(item).id for item in items if _scenario_of(item) is not None}
-        this = rlc["shard"]
-        part = shard.plan(ids.values(), this.count, rlc["durations"])[this.index - 1]
+        this = run.shard
+        part = shard.plan(ids.values(), this.count, run.durations)[this.index - 1]
         mine = set(part.ids)
         dropped = [item for item, sid in ids.items() if sid not in mine]
         gone = set(dropped)
         items[:] = [item for item in items if item not in gone]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
-        rlc["shard_record"] = shard.record(this, ids.values(), part, **rlc["shard_run"])
+        run.shard_record = shard.record(this, ids.values(), part, **run.shard_run)
         if hasattr(config, "workeroutput"):
-            config.workeroutput["rlc_shard"] = rlc["shard_record"]
+            config.workeroutput["rlc_shard"] = run.shard_record
 
 
 def _scenario_of(item):
@@ -298,25 +322,25 @@ def pytest_testnodedown(node, error):
     config = _CONFIG.get("config")
     found = (getattr(node, "workeroutput", None) or {}).get("rlc_shard")
     if config is not None and found:
-        config._rlc["shard_record"] = found
+        config.stash[RUN].shard_record = found
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     """Remember the next test of this process: its driver may start early."""
-    item._rlc_next = nextitem
+    item.stash[NEXT] = nextitem
 
 
 def next_scenario(item):
     """The scenario of the test this process runs after ``item`` (or None)."""
-    return _scenario_of(getattr(item, "_rlc_next", None))
+    return _scenario_of(item.stash.get(NEXT, None))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
-    result = getattr(item, "_rlc_result", None)
+    result = item.stash.get(RESULT, None)
     if result is not None and rep.when == "call":
         rep.user_properties.append(("conformance", json.dumps(result)))
 
@@ -338,11 +362,11 @@ def pytest_runtest_logreport(report):
     found = False
     for key, value in getattr(report, "user_properties", []):
         if key == "conformance":
-            config._rlc["results"].append(json.loads(value))
+            config.stash[RUN].results.append(json.loads(value))
             found = True
     if not found and report.failed and SCENARIO_TEST in report.nodeid:
         sid = report.nodeid.split(SCENARIO_TEST, 1)[1].rsplit("]", 1)[0]
-        config._rlc["results"].append(harness_error_entry(sid, report))
+        config.stash[RUN].results.append(harness_error_entry(sid, report))
 
 
 def harness_error_entry(scenario_id: str, report) -> dict:
@@ -361,45 +385,39 @@ def harness_error_entry(scenario_id: str, report) -> dict:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not hasattr(config, "_rlc") or hasattr(config, "workerinput"):
+    if RUN not in config.stash or hasattr(config, "workerinput"):
         return
-    rlc = config._rlc
+    run = config.stash[RUN]
     # one entry per scenario: a real result wins over an error entry of the
     # same test (e.g. a failure in its teardown phase)
     by_id: dict = {}
-    for entry in rlc["results"]:
+    for entry in run.results:
         if entry["id"] not in by_id or by_id[entry["id"]].get("no_result"):
             by_id[entry["id"]] = entry
     results = list(by_id.values())
     # a shard's report is written even empty: the merge counts every shard
-    if not results and (rlc["shard"] is None or config.option.collectonly):
+    if not results and (run.shard is None or config.option.collectonly):
         return
-    doc = report.build(rlc["impl"], rlc["adapter"], results, rlc["known"], _shard_block(rlc))
+    ruling.mark(results, run.known)
+    doc = report.build(run.impl, run.adapter, results, _shard_block(run),
+                       Claim.of_run(run.adapter, run.fixtures, run.profile).as_dict())
     tr = terminalreporter
     tr.section("conformance")
-    for line in report.summary_lines(doc):
+    for line in gate.lines(doc, ruling.rule(doc, run.known)):
         tr.write_line(line)
-    if rlc.get("unused_known"):
-        tr.write_line(f"known-failures entries not in this run: {len(rlc['unused_known'])}")
-    if rlc["report"]:
-        report.write(doc, rlc["report"])
-        tr.write_line(f"report: {rlc['report']}")
+    if run.report:
+        report.write(doc, run.report)
+        tr.write_line(f"report: {run.report}")
 
 
-def _shard_block(rlc) -> dict | None:
+def _shard_block(run: SuiteRun) -> dict | None:
     """The report's ``shard``: the record of the split (or, if no worker got
     as far as collecting, what this process knows), and the run's seconds."""
-    if rlc["shard"] is None:
+    if run.shard is None:
         return None
-    found = rlc["shard_record"] or {"index": rlc["shard"].index, "count": rlc["shard"].count,
-                                    "selection": None, **rlc["shard_run"]}
-    return {**found, "elapsed": round(time.monotonic() - rlc["started"], 3)}
-
-
-def preload_modules(adapter) -> list[str]:
-    """What the zygote imports once, so that drivers start warm."""
-    return ["conformance.driver", "conformance.verbs", "fixtures.gcs",
-            type(adapter).__module__, *adapter.preload]
+    found = run.shard_record or {"index": run.shard.index, "count": run.shard.count,
+                                 "selection": None, **run.shard_run}
+    return {**found, "elapsed": round(time.monotonic() - run.started, 3)}
 
 
 @pytest.fixture(scope="session")
@@ -407,7 +425,7 @@ def conformance_session(request):
     """Per-process (per xdist worker) zygote and clusters, torn down by pid."""
     from fixtures.session import SessionResources
 
-    adapter = request.config._rlc["adapter"]
+    adapter = request.config.stash[RUN].adapter
     session = SessionResources(preload=preload_modules(adapter))
     try:
         yield session

@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from importlib import metadata
 
-from conformance.verdict import BAD, VERDICTS
+from conformance.verdict import VERDICTS
 
 #: 2: the "error" verdict, each entry's "unknown" oracles and evidence
 #: "unknown"/"missing" (schema 1 reports are still read)
@@ -45,26 +45,26 @@ def versions(adapter=None) -> dict:
     return out
 
 
-def build(impl: str, adapter, results: list[dict], known: dict | None = None,
-          shard: dict | None = None) -> dict:
-    """The report of this run; ``shard``: what a shard run records about its
-    shard (:func:`conformance.shard.record`)."""
-    known = known or {}
-    for s in results:
-        s["known_failure"] = known.get(s["id"])
-    doc = document(impl, versions(adapter), results)
+def build(impl: str, adapter, results: list[dict], shard: dict | None = None,
+          claim: dict | None = None) -> dict:
+    """The report of this run (its entries marked against the known-failures
+    file: ``ruling.mark``); ``shard``: what a shard run records about its
+    shard (:func:`conformance.shard.record`); ``claim``: what the run claims
+    (``conformance.claims.Claim.of_run``)."""
+    doc = document(impl, versions(adapter), results, claim=claim)
     if shard is not None:
         doc["shard"] = shard
     return doc
 
 
 def document(impl: str, versions: dict, scenarios: list[dict],
-             generated: str | None = None) -> dict:
-    """A report of ``scenarios`` (entries with their ``known_failure`` set):
-    their summary and coverage, sorted by id."""
+             generated: str | None = None, claim: dict | None = None) -> dict:
+    """A report of ``scenarios`` (entries with their ``known_failure`` and
+    ``expected`` set): their summary and coverage, sorted by id."""
     scenarios = sorted(scenarios, key=lambda r: r["id"])
     summary = Counter(s["verdict"] for s in scenarios)
     return {
+        "claim": claim,
         "coverage": coverage(scenarios),
         "schema": SCHEMA,
         "impl": impl,
@@ -93,18 +93,6 @@ def coverage(scenarios: list[dict]) -> dict:
     }
 
 
-def gate(doc: dict) -> dict:
-    """New failures (red), known failures, and listed scenarios that now pass."""
-    # an "error" is the harness's: a known-failures entry (about the
-    # implementation) never hides it
-    new = [s for s in doc["scenarios"] if s["verdict"] in BAD
-           and (not s.get("known_failure") or s["verdict"] == "error")]
-    known = [s for s in doc["scenarios"] if s["verdict"] in BAD and s.get("known_failure")
-             and s["verdict"] != "error"]
-    fixed = [s for s in doc["scenarios"] if s["verdict"] == "pass" and s.get("known_failure")]
-    return {"new_failures": new, "known_failures": known, "unexpected_passes": fixed}
-
-
 def shard_note(doc: dict) -> str | None:
     """For a shard's report: that it holds only part of a run."""
     shard = doc.get("shard")
@@ -113,29 +101,6 @@ def shard_note(doc: dict) -> str | None:
     return (f"shard {shard['index']}/{shard['count']}: {len(doc['scenarios'])} of the run's "
             f"{shard.get('selected', '?')} scenarios (merge the shards' reports into one: "
             "python -m conformance merge OUT.json SHARD.json...)")
-
-
-def summary_lines(doc: dict) -> list[str]:
-    counts = ", ".join(f"{n} {v}" for v, n in doc["summary"].items() if n)
-    lines = [f"impl {doc['impl']}: {len(doc['scenarios'])} scenarios: {counts}"]
-    if shard_note(doc):
-        lines.append(shard_note(doc))
-    cov = doc.get("coverage") or coverage(doc["scenarios"])
-    if cov["skipped"] or cov["ops_unsupported"] or cov.get("ops_not_built"):
-        lines.append(f"coverage: {cov['run']} of {cov['scenarios']} scenarios run to a verdict; "
-                     f"{cov['ops_unsupported']} ops unsupported; "
-                     f"{cov.get('ops_not_built', 0)} ops on a component never built; not checked: "
-                     + (", ".join(f"{o} ({n})" for o, n in cov["not_checked"].items()) or "-"))
-    g = gate(doc)
-    for s in g["new_failures"]:
-        lines.append(f"{s['verdict'].upper():11} {s['id']}  [{', '.join(s['oracles'])}]")
-        lines.append(f"            repro: {s['repro']}")
-    if g["known_failures"]:
-        lines.append(f"known failures still failing: {len(g['known_failures'])}")
-    for s in g["unexpected_passes"]:
-        lines.append(f"UNEXPECTED PASS {s['id']} (listed as known failure: "
-                     f"{s['known_failure']}): remove it from the known-failures file")
-    return lines
 
 
 def write(doc: dict, path: str) -> None:
@@ -161,3 +126,15 @@ def load_for_cli(path: str, who: str):
     except (OSError, ValueError, KeyError) as exc:
         print(f"{who}: no usable report: {exc}", file=sys.stderr)
         return None
+
+
+def load_all_for_cli(paths, who: str):
+    """``[(path, report)]`` of every path, or None once one is unusable
+    (``load_for_cli`` told stderr why)."""
+    named = []
+    for path in paths:
+        doc = load_for_cli(path, who)
+        if doc is None:
+            return None
+        named.append((path, doc))
+    return named

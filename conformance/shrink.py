@@ -56,7 +56,7 @@ class Shrunk:
 def shrink_against(scenario: Scenario, impl: str, adapter, log=print) -> Shrunk:
     """Run ``scenario`` against ``impl``; if it does not pass, shrink it."""
     from conformance.execute import run_scenario
-    from conformance.plugin import preload_modules
+    from conformance.execute import preload_modules
     from fixtures.session import SessionResources
 
     session = SessionResources(preload=preload_modules(adapter))

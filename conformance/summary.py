@@ -4,14 +4,17 @@ Fit for a GitHub step summary (``>> $GITHUB_STEP_SUMMARY``): a header with
 the implementation and versions, a family x fixture matrix (passed/total per
 cell, marked when something failed), every new failure with its verdict,
 failing oracles, first violation and repro command, then short sections for
-known failures, unexpected passes and skips. The classification is
-:func:`conformance.report.gate`'s, so this page and the gate always agree.
+known failures, flaky and unexpected passes, and skips. Its first line names
+the claim the run makes (components, features, fixtures, profile), its
+verdict line the decision of :func:`conformance.ruling.rule`, with the options
+``gate`` takes (the required claim, ``--known-failures``): this page and the
+gate always agree.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from conformance import report
+from conformance import claims, report, ruling
 from conformance.verdict import BAD
 
 #: versions shown first in headers, when present; the rest follow
@@ -93,10 +96,9 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def grid(doc: dict) -> tuple[list[str], list[str], dict]:
+def grid(doc: dict, decided) -> tuple[list[str], list[str], dict]:
     """Families, fixtures and {(family, fixture): Counter(verdict / 'new' / 'known')}."""
-    g = report.gate(doc)
-    new = {s["id"] for s in g["new_failures"]}
+    new = {s["id"] for s, _ in decided.new_failures}
     cells: dict = defaultdict(Counter)
     for s in doc["scenarios"]:
         c = cells[(s["family"], s["fixture"])]
@@ -122,34 +124,37 @@ def _count_cell(c: Counter) -> str:
     return text
 
 
-def render(doc: dict) -> str:
-    g = report.gate(doc)
+def render(doc: dict, decided=None) -> str:
+    """The page; ``decided``: the ruling to state (default: ``ruling.rule(doc)``)."""
+    decided = decided or ruling.rule(doc)
     scenarios = doc["scenarios"]
     counts = Counter(s["verdict"] for s in scenarios)
-    out = [f"# Lifecycle conformance: {_code(doc['impl'])}", ""]
+    claimed = claims.of_report(doc)
+    out = [f"# Lifecycle conformance: {_code(doc['impl'])}: "
+           + (claimed.describe() if claimed else "no claim stated"), ""]
     out.append(" · ".join(f"{k} {_code(v)}" for k, v in version_items(doc.get("versions", {})))
                + (f" · generated {doc['generated']}" if doc.get("generated") else ""))
     if report.shard_note(doc):
         out += ["", f"Only part of a run: {report.shard_note(doc)}."]
     out.append("")
     tally = ", ".join(f"{counts[v]} {v}" for v in ("pass", *BAD, "skip") if counts[v])
-    if g["new_failures"]:
-        verdict = f"{NEW_MARK} **gate: red**: {len(g['new_failures'])} new failure(s)"
+    new = decided.new_failures
+    if decided.green:
+        verdict = "✅ **gate: green**: no new failure, the claim met"
     else:
-        verdict = "✅ **gate: green**: no new failure"
+        verdict = f"{NEW_MARK} **gate: red**: " + "; ".join(
+            ([f"{len(new)} new failure(s)"] if new else [])
+            + (["the report covers less than the claim"] if decided.shortfall else []))
     out += [f"{verdict}. {len(scenarios)} scenarios: {tally or 'none'}."]
-    if g["known_failures"] or g["unexpected_passes"]:
-        out[-1] += (f" Known failures still failing: {len(g['known_failures'])};"
-                    f" unexpected passes: {len(g['unexpected_passes'])}.")
-    out.append("")
-    cov = doc.get("coverage") or report.coverage(scenarios)
-    not_checked = ", ".join(f"{_code(o)} in {n}" for o, n in cov["not_checked"].items())
-    out += [f"**Coverage**: {cov['run']} of {cov['scenarios']} scenarios run to a verdict, "
-            f"{cov['skipped']} skipped; {cov['ops_unsupported']} operations unsupported by "
-            f"the implementation; {cov.get('ops_not_built', 0)} on a component never built; "
-            f"rules not checked: {not_checked or 'none'}.", ""]
+    if decided.known_failures or decided.unexpected_passes or decided.flaky_passes:
+        out[-1] += (f" Known failures still failing: {len(decided.known_failures)};"
+                    f" flaky passes: {len(decided.flaky_passes)};"
+                    f" unexpected passes: {len(decided.unexpected_passes)}.")
+    out += ["", f"**Claim required**: {decided.required.describe()}."]
+    out += [f"- {NEW_MARK} not met: {why}" for why in decided.shortfall]
+    out += ["", f"**Coverage**: {claims.coverage_line(doc)}.", ""]
 
-    families, fixtures, cells = grid(doc)
+    families, fixtures, cells = grid(doc, decided)
     out += ["## Family × fixture", "",
             f"passed/total per cell; {NEW_MARK} a new failure, {KNOWN_MARK} known failures only.",
             ""]
@@ -172,36 +177,45 @@ def render(doc: dict) -> str:
                + f" | **{_count_cell(all_total)}** |")
     out.append("")
 
-    if g["new_failures"]:
-        out += [f"## {NEW_MARK} New failures ({len(g['new_failures'])})", ""]
-        for s in g["new_failures"]:
+    if new:
+        out += [f"## {NEW_MARK} New failures ({len(new)})", ""]
+        for s, why in new:
             oracles = ", ".join(_code(o) for o in s.get("oracles") or []) or "none"
-            out += [f"### {_code(s['id'])}: {s['verdict'].upper()}", "",
-                    f"- failing oracles: {oracles}",
+            out += [f"### {_code(s['id'])}: {s['verdict'].upper()}", ""]
+            out += [f"- {why}"] if why else []
+            out += [f"- failing oracles: {oracles}",
                     f"- first violation: {_code(first_violation(s))}",
                     "- reproduce:", "", "  ```bash", f"  {s.get('repro', '')}", "  ```", ""]
 
-    if g["known_failures"]:
-        out += [f"## {KNOWN_MARK} Known failures ({len(g['known_failures'])})", "",
+    known = decided.known_failures
+    if known:
+        out += [f"## {KNOWN_MARK} Known failures ({len(known)})", "",
                 "Listed in the known-failures file; they do not turn the gate red.", "",
                 "| scenario | verdict | failing oracles | reason (known-failures file) |",
                 "| --- | --- | --- | --- |"]
-        for s in g["known_failures"]:
+        for s in known:
             out.append(f"| {_cell(_code(s['id']))} | {s['verdict']} | "
                        f"{_cell(', '.join(s.get('oracles') or [])) or '–'} | "
                        f"{_cell(str(s['known_failure']))} |")
         out += ["", "<details><summary>first violations and repro commands</summary>", ""]
-        for s in g["known_failures"]:
+        for s in known:
             out += [f"- {_code(s['id'])}: {_code(first_violation(s))}",
                     f"  repro: {_code(s.get('repro', ''))}"]
         out += ["", "</details>", ""]
 
-    if g["unexpected_passes"]:
-        out += [f"## Unexpected passes ({len(g['unexpected_passes'])})", "",
+    if decided.flaky_passes:
+        out += [f"## Flaky passes ({len(decided.flaky_passes)})", "",
+                "Listed as failing in some runs (flaky): they passed this time.", ""]
+        out += [f"- {_code(s['id'])} (listed: {s['known_failure']})"
+                for s in decided.flaky_passes]
+        out.append("")
+
+    if decided.unexpected_passes:
+        out += [f"## Unexpected passes ({len(decided.unexpected_passes)})", "",
                 "Listed as known failures but passed: remove them from the known-failures file.",
                 ""]
         out += [f"- {_code(s['id'])} (listed: {s['known_failure']})"
-                for s in g["unexpected_passes"]]
+                for s in decided.unexpected_passes]
         out.append("")
 
     skipped = [s for s in scenarios if s["verdict"] == "skip"]
@@ -214,10 +228,10 @@ def render(doc: dict) -> str:
 
 
 def main(args) -> int:
-    doc = report.load_for_cli(args.report, "summary")
-    if doc is None:
+    found = ruling.from_options(args, "summary")
+    if found is None:
         return 2
-    text = render(doc)
+    text = render(*found)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

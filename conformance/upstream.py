@@ -267,7 +267,7 @@ def _run(scenario_id: str, impl: str, adapter) -> tuple[dict, dict]:
 
     from conformance import catalog
     from conformance.execute import run_scenario
-    from conformance.plugin import preload_modules
+    from conformance.execute import preload_modules
     from conformance.report import versions
     from fixtures.session import SessionResources
 

@@ -108,7 +108,7 @@ def _construct_needs(op) -> set:
         out.add("sync" if a.get("sync") else "async")
         if a.get("buffer"):
             out.add("buffer_mode")
-        if a.get("fail") == "one_unknown_env":
+        if a.get("fail") == "one_unknown_env" or a.get("per_actor_envs"):
             out.add("per_actor_envs")
     if a.get("named"):
         out.add("named_evaluator")
@@ -155,6 +155,8 @@ def _spec_for(ctx, op):
         changes["env_id"] = "RlcNoSuchEnv-v0"
     elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
         changes.update(env_id=(spec.env_id, "RlcNoSuchEnv-v0"), num_collectors=2)
+    elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build
+        changes.update(env_id=(spec.env_id, spec.env_id), num_collectors=2)
     elif fail and fail.startswith("invalid:"):
         changes.update(BAD_ARGS[fail.split(":", 1)[1]])
     if a.get("named"):
@@ -163,7 +165,7 @@ def _spec_for(ctx, op):
 
 
 @verb(IMPL, "build a component (args: sync, buffer, fail, may_fail, place, named, ready, "
-            "connect, infeasible)", _may_fail, needs=_construct_needs,
+            "connect, infeasible, per_actor_envs)", _may_fail, needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True)
 def construct(ctx, op):

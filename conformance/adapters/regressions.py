@@ -275,6 +275,18 @@ def _construct_leaks_actors(base):
     return Component
 
 
+def _rejects_per_actor_envs(base):
+    class Collector(base):
+        def __init__(self, create_env_fn, *args, **kwargs):
+            # declared by the adapter (per_actor_envs), rejected by the code: a
+            # clear-looking ValueError that is about the feature, not the env
+            if isinstance(create_env_fn, (list, tuple)):
+                raise ValueError("RayCollector: create_env_fn must be one env id or function")
+            super().__init__(create_env_fn, *args, **kwargs)
+
+    return Collector
+
+
 def _start_flush_thread(actor):
     """Runs inside the buffer's actor (``__ray_call__``): a non-daemon thread,
     as a write-behind cache or a metrics flusher would start."""
@@ -536,6 +548,17 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("construction_failure/*/user/collector-one_unknown_env", "fail",
                ("fails_clearly",)),),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
+    ),
+    Regression(
+        "per-actor-envs-rejected",
+        "the adapter declares per_actor_envs, the collector rejects a list of env ids with "
+        "a ValueError (#29.6: it passed fails_clearly as a clear failure about the broken env)",
+        "a feature declared but not implemented",
+        # the scenario builds the collector with every env healthy first: that
+        # constructor is expected to work, so its ValueError is a setup-error
+        (Catch("construction_failure/*/user/collector-one_unknown_env", "setup-error",
+               ("setup",)),),
+        {"collector": _rejects_per_actor_envs},
     ),
     Regression(
         "sequential-close-rpcs",

@@ -319,7 +319,11 @@ def defaults(fixture, owner, comps=ALL):
 
 
 def construction_failure(fixture, owner, comps=ALL):
-    """Bad input: a clear error and no actor left behind."""
+    """Bad input: a clear error and no actor left behind. A collector with one
+    env id per actor, one of them broken (``one_unknown_env``), is first built
+    with every env healthy and torn down: a ``per_actor_envs`` the adapter
+    declares but the implementation rejects (say a ValueError for a tuple of
+    ids) is then a setup-error, not a clear failure about the broken env."""
     cases = [("collector", "unknown_env"), ("collector", "one_unknown_env"),
              ("evaluator", "unknown_env"),
              ("collector", "invalid:frames_per_batch"), ("collector", "invalid:total_frames"),
@@ -329,6 +333,8 @@ def construction_failure(fixture, owner, comps=ALL):
         if comp not in comps:
             continue
         ops = [op("construct", comp, fail=fail)]
+        if fail == "one_unknown_env":  # the feature shown to work before its failure
+            ops = [op("construct", comp, per_actor_envs=True), op("teardown", comp), *ops]
         yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
                    ops, quick=(fail in ("unknown_env", "one_unknown_env", "invalid:sync_divisible")),
                    impl_quick=(comp, fail) == ("collector", "one_unknown_env"))

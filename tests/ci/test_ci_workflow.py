@@ -13,15 +13,23 @@ import sys
 
 import yaml
 
-from conformance import report, shard
+from conformance import catalog, report, shard
+from conformance.claims import Claim
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GATE = os.path.join(REPO, "ci", "conformance-gate.yml")
 CALLER = os.path.join(REPO, "ci", "example-fork", ".github", "workflows", "lifecycle.yml")
 INPUTS = {"package", "adapter", "ray-version", "known-failures", "profile", "fixtures",
-          "suite-ref", "shards", "shard-durations"}
-#: the gate job's name: the check a fork requires, the same with any number of shards
-GATE_NAME = "lifecycle conformance (ray ${{ inputs.ray-version }}, ${{ inputs.profile }})"
+          "suite-ref", "shards", "shard-durations", "components", "features"}
+#: the gate job's name: the check a fork requires, the same with any number of
+#: shards, naming the claim the gate holds the report to
+GATE_NAME = ("lifecycle conformance (ray ${{ inputs.ray-version }}; claim: components "
+             "${{ inputs.components }}, features ${{ inputs.features }}, fixtures "
+             "${{ inputs.fixtures }}, ${{ inputs.profile }})")
+GATE_STEP = "Gate (the claim, and no new failure)"
+#: the claim by default: all of it
+CLAIM_INPUTS = {"inputs.components": "all", "inputs.features": "all",
+                "inputs.fixtures": "local,multinode", "inputs.profile": "quick"}
 
 
 def load(path):
@@ -51,6 +59,8 @@ def test_workflow_call_inputs():
     assert inputs["profile"]["default"] == "quick"
     assert inputs["fixtures"]["default"] == "local,multinode"
     assert inputs["shards"]["default"] == "1" and inputs["shard-durations"]["default"] == ""
+    assert inputs["components"]["default"] == inputs["features"]["default"] == "all"
+    assert "max-skipped" not in inputs  # the claim decides, not a skip count
     for name in ("package", "adapter", "ray-version"):
         assert inputs[name]["required"] is True
     assert all(i["type"] == "string" for i in inputs.values())
@@ -82,7 +92,8 @@ def test_shard_steps_in_order():
     s = steps("suite")
     runs = [x.get("run", "") for x in s]
     checkouts = [x for x in s if x.get("uses", "").startswith("actions/checkout@")]
-    assert len(checkouts) == 2 and "with" not in checkouts[0]  # the fork, then the suite
+    # the fork (its own repository: no repository, no path), then the suite
+    assert len(checkouts) == 2 and set(checkouts[0]["with"]) == {"persist-credentials"}
     assert checkouts[1]["with"]["path"] and checkouts[1]["with"]["ref"] == "${{ inputs.suite-ref }}"
     setup_py = next(x for x in s if x.get("uses", "").startswith("actions/setup-python@"))
     assert setup_py["with"]["python-version"] == "3.11"
@@ -114,6 +125,10 @@ def test_gate_steps_in_order():
     i_summary = index(s, lambda x: "conformance summary" in x.get("run", ""))
     i_upload = index(s, lambda x: x.get("uses", "").startswith("actions/upload-artifact@"))
     i_gate = index(s, lambda x: "conformance gate" in x.get("run", ""))
+    claim = '--components "$COMPONENTS" --features "$FEATURES" --fixtures "$FIXTURES" ' \
+            '--profile "$PROFILE"'
+    for i in (i_summary, i_gate):  # one decision: the same claim for both
+        assert claim in " ".join(runs[i].replace("\\\n", " ").split()), runs[i]
     assert i_tools < i_download < i_merge < i_summary < i_upload < i_gate == len(s) - 1
     assert "-c ci/requirements.lock pytest" in runs[i_tools]  # all the report commands need
     assert s[i_merge]["continue-on-error"] is True
@@ -209,8 +224,9 @@ def shard_report(index, count, ids, verdicts):
                 "owner": i.split("/")[2], "components": [], "verdict": verdicts.get(i, "pass"),
                 "oracles": ["calls_succeed"] if verdicts.get(i) == "fail" else [],
                 "evidence": {}, "repro": f"python -m conformance repro {i}", "duration": 1.0,
-                "known_failure": None} for i in part.ids]
-    doc = report.document("reference", {"ray": "2.60.0"}, entries, "2026-11-24T10:00:00Z")
+                "known_failure": None, "expected": None} for i in part.ids]
+    doc = report.document("reference", {"ray": "2.60.0"}, entries, "2026-11-24T10:00:00Z",
+                          claim=Claim.full().as_dict())
     doc["shard"] = {**shard.record(shard.Shard(index, count), ids, part, profile="quick",
                                    fixtures=["local"], known_failures=None, durations=None,
                                    durations_from=None), "elapsed": 60.0 + index}
@@ -236,8 +252,9 @@ def run_gate_job(tmp_path, shard_docs):
     (bin_dir / "python").chmod(0o755)
     summary = tmp_path / "step-summary.md"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "REPORTS": str(ws / "conformance-reports"), "GITHUB_STEP_SUMMARY": str(summary),
-           "MAX_SKIPPED": "0"}
+           "REPORTS": str(ws / "conformance-reports"), "GITHUB_STEP_SUMMARY": str(summary)}
+    env.update({k: expand(v, **CLAIM_INPUTS) for k, v in jobs()["conformance"]["env"].items()
+                if k != "REPORTS"})
     codes, failed = {}, False
     s = steps("conformance")
     for x in s[index(s, lambda x: "conformance merge" in x.get("run", "")):]:
@@ -254,21 +271,21 @@ def run_gate_job(tmp_path, shard_docs):
     return codes, summary.read_text() if summary.exists() else ""
 
 
-IDS = [f"order/local/user/v{i}" for i in range(10)]
+IDS = [s.id for s in catalog.scenarios(("local", "multinode"), "quick")]
 
 
 def test_gate_job_merges_summarises_and_gates(tmp_path):
     docs = {f"shard-{i}": shard_report(i, 3, IDS, {IDS[4]: "fail"}) for i in (1, 2, 3)}
     codes, text = run_gate_job(tmp_path, docs)
     assert codes == {"Merge the shards' reports": 0, "Step summary": 0,
-                     "Gate (new failures only)": 1}  # red: the one new failure, merged
-    assert "gate: red" in text and IDS[4] in text and "10 scenarios" in text
+                     GATE_STEP: 1}  # red: the one new failure, merged
+    assert "gate: red" in text and IDS[4] in text and f"{len(IDS)} scenarios" in text
     assert "shard 3/3: " in text and "wall time 63 s" in text  # the shards' details
 
 
 def test_gate_job_with_one_shard_is_green_as_before(tmp_path):
     codes, text = run_gate_job(tmp_path, {"shard-1": shard_report(1, 1, IDS, {})})
-    assert codes["Merge the shards' reports"] == 0 and codes["Gate (new failures only)"] == 0
+    assert codes["Merge the shards' reports"] == 0 and codes[GATE_STEP] == 0
     assert "gate: green" in text
 
 
@@ -276,10 +293,10 @@ def test_gate_job_is_red_on_a_missing_shard(tmp_path):
     docs = {f"shard-{i}": shard_report(i, 3, IDS, {}) for i in (1, 3)}  # shard 2 never reported
     codes, text = run_gate_job(tmp_path, docs)
     assert codes["Merge the shards' reports"] == 2
-    assert codes["Gate (new failures only)"] == 2  # no report: red
+    assert codes[GATE_STEP] == 2  # no report: red
     assert "No conformance report" in text and "shard 2/3 missing" in text
     codes, text = run_gate_job(tmp_path / "none", {})
-    assert codes["Merge the shards' reports"] == 2 and codes["Gate (new failures only)"] == 2
+    assert codes["Merge the shards' reports"] == 2 and codes[GATE_STEP] == 2
     assert "no shard's report to merge" in text
 
 
@@ -324,3 +341,45 @@ def test_example_fork_calls_the_reusable_workflow():
     assert job["with"]["adapter"] == "myfork_adapter:MyForkAdapter"
     assert job["with"]["known-failures"] == "known-failures.txt"
     assert os.path.exists(os.path.join(REPO, "ci", "example-fork", job["with"]["known-failures"]))
+    assert job["with"]["components"] == job["with"]["features"] == "all"  # the whole claim
+
+
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)@(\S+)\s*(?:#\s*(.*))?$")
+
+
+def uses_lines(path):
+    """(action, ref, comment) of every `uses:` line of a workflow, as written."""
+    return [m.groups() for m in map(USES.match, open(path).read().splitlines()) if m]
+
+
+def test_actions_are_pinned_by_commit_with_their_version_in_a_comment():
+    """#29.13 (zizmor's unpinned-uses): a tag can be moved under a fork's CI, a
+    commit cannot; the comment says which release the commit is."""
+    for path in (GATE, CALLER):
+        found = uses_lines(path)
+        assert found, path
+        for action, ref, comment in found:
+            assert re.fullmatch(r"[0-9a-f]{40}", ref), (path, action, ref)
+            if action.startswith("actions/"):
+                assert comment and re.fullmatch(r"v\d+\.\d+\.\d+", comment.strip()), \
+                    (path, action, comment)
+    # the same commit of each action everywhere
+    refs = {}
+    for action, ref, _ in uses_lines(GATE):
+        assert refs.setdefault(action, ref) == ref, action
+    # the fork pins the suite's workflow and checks out the suite at that commit
+    job = load(CALLER)["jobs"]["lifecycle"]
+    assert job["uses"].rsplit("@", 1)[1] == job["with"]["suite-ref"]
+
+
+def test_no_checkout_keeps_credentials_and_no_job_has_more_than_read_access():
+    """#29.13 (zizmor's artipacked, excessive-permissions)."""
+    for path in (GATE, CALLER):
+        doc = load(path)
+        assert doc["permissions"] == {}, path  # nothing by default
+        for name, job in doc["jobs"].items():
+            granted = job.get("permissions")
+            assert granted is not None and set(granted.values()) <= {"read"}, (path, name)
+            for x in job.get("steps", []):
+                if x.get("uses", "").startswith("actions/checkout@"):
+                    assert x["with"]["persist-credentials"] is False, (path, name, x)

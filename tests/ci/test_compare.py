@@ -152,7 +152,7 @@ def test_declared_varying_oracles_are_left_out_and_nothing_else(tmp_path):
     listing.write_text(f"{FAILING}  clean_stderr  # no marker\n")
     code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
                      "--scenarios-from", listing)
-    assert code == 2 and "only 'varies:ORACLE[,ORACLE]'" in text, text
+    assert code == 2 and "between an id and its '#' stand its expected outcome" in text, text
 
 
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):

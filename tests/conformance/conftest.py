@@ -4,7 +4,7 @@ import pytest
 @pytest.fixture(scope="module")
 def session():
     """A zygote and clusters for this test module, torn down by pid."""
-    from conformance.plugin import preload_modules
+    from conformance.execute import preload_modules
     from fixtures.rayenv import RAY_ENV
     from conformance.registry import load_adapter
     from fixtures.session import SessionResources

@@ -5,7 +5,8 @@ from conformance.catalog import find
 from conformance.execute import result_entry
 from conformance.history import History
 from conformance.oracles import Run
-from conformance.report import coverage, summary_lines
+from conformance.claims import coverage_line
+from conformance.report import coverage
 from conformance.verdict import Decision
 
 
@@ -45,6 +46,8 @@ def test_ops_on_a_component_never_built_are_counted_apart_from_unsupported_ones(
     cov = coverage([entry, other])
     assert (cov["ops_unsupported"], cov["ops_not_built"]) == (1, 3)
     doc = {"impl": "x", "scenarios": [entry, other], "summary": {"pass": 2}}
-    assert ("coverage: 2 of 2 scenarios run to a verdict; 1 ops unsupported; "
-            "3 ops on a component never built; not checked: liveness_reports_death (1)"
-            ) in summary_lines(doc)
+    assert coverage_line(doc) == (
+        "2 of 2 scenarios run to a verdict, 0 skipped; operations never run: 1 unsupported, "
+        "3 on a component never built (a constructor the scenario lets fail, failed); "
+        "oracles not checked: liveness_reports_death (1)")
+    assert other["unsupported_features"] == ["liveness"] and entry["unsupported_features"] == []

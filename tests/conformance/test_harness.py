@@ -93,3 +93,24 @@ def test_a_scenario_that_fails_before_its_verdict_is_an_error_in_the_report(tmp_
     gate = subprocess.run([sys.executable, "-m", "conformance", "gate", str(report)], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert gate.returncode == 1 and "NEW HARNESS ERROR" in gate.stdout, gate.stdout
+
+
+def test_a_listed_scenario_that_fails_before_its_verdict_is_still_an_error(tmp_path):
+    """#29.4: a known-failures entry made its scenario an xfail up front, so a
+    fixture failure, a timeout or a harness exception before the verdict was
+    "xfailed": no entry in the report, exit 0. Only the outcome an entry
+    states becomes an xfail; an error is never one."""
+    scenario = "double_close/local/user/buffer-twice"
+    listed = tmp_path / "known-failures.txt"
+    listed.write_text(f"{scenario}  fail[teardown_never_raises]  # a known bug\n")
+    proc, report = suite(tmp_path, "-n", "0", "-p", "tests.conformance.prepare_fault",
+                         "--ray-fixture", "local", "--scenario", scenario,
+                         "--known-failures", str(listed))
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out  # pytest itself fails: not an xfail
+    entry = verdicts(report)[scenario]
+    assert entry["verdict"] == "error" and entry["known_failure"] is None, entry
+    assert entry["expected"]["verdict"] == "fail"
+    gate = subprocess.run([sys.executable, "-m", "conformance", "gate", str(report)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert gate.returncode == 1 and f"NEW HARNESS ERROR: {scenario}" in gate.stdout, gate.stdout

@@ -46,7 +46,7 @@ def test_a_driver_prestarted_for_another_test_is_stopped_before_the_next_scenari
 def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     import os
 
-    from conformance.plugin import preload_modules
+    from conformance.execute import preload_modules
     from fixtures.rayenv import RAY_ENV
     from fixtures.session import SessionResources
 

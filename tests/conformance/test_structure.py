@@ -19,8 +19,9 @@ def _modules() -> dict:
     return out
 
 
-def _imports(name: str, path: pathlib.Path, known: dict) -> set:
-    """Project modules ``name`` imports, anywhere in the file."""
+def _imported(name: str, path: pathlib.Path) -> set:
+    """Every module name ``name`` imports, anywhere in the file (lazy imports
+    included), absolute."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -33,12 +34,32 @@ def _imports(name: str, path: pathlib.Path, known: dict) -> set:
                 base = ".".join(anchor + ([node.module] if node.module else []))
             found.add(base)
             found |= {f"{base}.{a.name}" for a in node.names}  # a submodule imported by name
-    return {m for m in found if m in known and m != name}
+    return found
+
+
+def _imports(name: str, path: pathlib.Path, known: dict) -> set:
+    """Project modules ``name`` imports, anywhere in the file."""
+    return {m for m in _imported(name, path) if m in known and m != name}
 
 
 def import_graph() -> dict:
     known = _modules()
     return {name: _imports(name, path, known) for name, path in known.items()}
+
+
+def reaches(graph: dict, start: str) -> set:
+    """The project modules ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for dep in graph[todo.pop()] - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+def third_party(name: str, path: pathlib.Path) -> set:
+    """Top-level names of what ``name`` imports from outside the project."""
+    return {m.split(".")[0] for m in _imported(name, path)} - set(PACKAGES) - {""}
 
 
 def cycles(graph: dict) -> list:
@@ -87,9 +108,37 @@ def test_layering_impl_fixtures_conformance_and_pytest_only_at_the_edge():
             assert not {d for d in deps if not d.startswith("impl")}, name
         if name.startswith("fixtures"):
             assert not {d for d in deps if d.startswith("conformance")}, name
-    # pytest itself: only the plugin, the pytest entry points and conftest files
-    for name, path in _modules().items():
-        text = path.read_text()
-        if "import pytest" in text or "from _pytest" in text:
-            assert name in ("conformance.plugin", "conformance.test_lifecycle",
-                            "conformance.conftest") or name.endswith("conftest"), name
+
+
+#: the pytest edge: the plugin, the test module it parametrizes, conftest files
+PYTEST_EDGE = ("conformance.plugin", "conformance.test_lifecycle", "conformance.conftest")
+
+
+def modules_reaching_pytest() -> dict:
+    """{module: the modules through which it reaches pytest} for every module
+    that imports pytest, directly or through the project modules it reaches."""
+    known = _modules()
+    graph = import_graph()
+    direct = {n for n, p in known.items() if third_party(n, p) & {"pytest", "_pytest"}}
+    out = {}
+    for name in known:
+        via = ({name} | reaches(graph, name)) & direct
+        if via:
+            out[name] = sorted(via)
+    return out
+
+
+def test_pytest_is_reached_only_at_the_edge():
+    """No module but the plugin, its test module and conftest files reaches
+    pytest, through any chain of imports, lazy ones included: the CLI, the
+    report readers the gate job runs (with pytest absent) and the driver do
+    without it."""
+    beyond = {n: via for n, via in modules_reaching_pytest().items()
+              if n not in PYTEST_EDGE and not n.endswith("conftest")}
+    assert beyond == {}
+    assert "conformance.__main__" not in modules_reaching_pytest()
+
+
+def test_the_reach_check_follows_imports_through_other_modules():
+    graph = {"a": {"b"}, "b": {"c"}, "c": set(), "d": set()}
+    assert reaches(graph, "a") == {"b", "c"} and reaches(graph, "d") == set()
