@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
+from conformance.history import HARNESS_EXIT_CODE, History
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
 
@@ -377,7 +377,8 @@ def others_untouched(run: Run) -> list[str]:
 def threads_joined(run: Run) -> list[str]:
     """A component's teardown joins the threads it started: read in the probe
     right after that teardown (a thread seen first after an op on component C
-    is C's; the harness's and Ray's own threads are not counted)."""
+    is C's, whatever module runs it; the driver records neither the
+    harness's threads nor Ray's own, ``conformance.threads``)."""
     out = []
     owner: dict = {}
     for r in run.history.ops:
@@ -389,14 +390,13 @@ def threads_joined(run: Run) -> list[str]:
                     c == target for c in owner.values()):
                 out.append(probe_of(r, "threads"))
             continue
-        live = {t["ident"]: t for t in threads
-                if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)}
-        for ident in live:
-            if ident not in owner and target and r["op"]["verb"] != "teardown":
-                owner[ident] = target
+        live = {t["key"]: t for t in threads}
+        for key in live:
+            if key not in owner and target and r["op"]["verb"] != "teardown":
+                owner[key] = target
         if r["op"]["verb"] == "teardown" and r["status"] == "ok":
-            for ident, t in live.items():
-                if owner.get(ident) == target:
+            for key, t in live.items():
+                if owner.get(key) == target:
                     out.append(f"{_label(r)}: thread {t['name']} ({t['module']}) of the "
                                f"{target} still running right after its teardown returned")
     return out
@@ -672,8 +672,7 @@ def no_leftover_thread(run: Run) -> list[str]:
     threads = final_of(run, "threads")
     if isinstance(threads, Unknown):
         return [threads]
-    left = [t for t in threads if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
-    return [f"thread {t['name']} ({t['module']}) still running after teardown" for t in left]
+    return [f"thread {t['name']} ({t['module']}) still running after teardown" for t in threads]
 
 
 def no_leftover_actor(run: Run) -> list[str]:

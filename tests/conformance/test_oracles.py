@@ -259,7 +259,7 @@ def test_a_collector_that_stops_early_fails_batch_counts():
 
 
 def test_a_thread_still_running_right_after_its_components_teardown_fails():
-    thread = {"ident": 7, "name": "RayCollector", "module": "impl.component"}
+    thread = {"key": "T7", "name": "RayCollector", "module": "impl.component"}
     recs = [end(0, "construct", "collector"),
             end(1, "start", "collector", probe={"threads": [thread]}),
             end(2, "teardown", "collector", result={"calls": []}, probe={"threads": [thread]})]
