@@ -344,13 +344,17 @@ def _faulted(run: Run, upto: int) -> set:
 
 
 def others_untouched(run: Run) -> list[str]:
-    """A component's teardown leaves the actors of every other live component alive."""
+    """A component's teardown leaves the actors of every other live component
+    as they were: one ALIVE stays ALIVE, one still starting or restarting
+    (PENDING_CREATION, RESTARTING, ...) does not end. One whose state before
+    the teardown was never observed (every earlier reading unknown, or none)
+    and that is not live after it is unknown, never fine."""
     out = []
-    prev_alive: dict = {}
+    before: dict = {}  # actor id -> its last known state, "unknown" if never known
     for r in run.history.ops:
         probe = (r.get("probe") or {}).get("actors")
         if probe is None:
-            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and prev_alive:
+            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and before:
                 out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
             continue
         if r["op"]["verb"] == "teardown":
@@ -359,19 +363,33 @@ def others_untouched(run: Run) -> list[str]:
                 if comp.startswith("_") or comp == r["op"]["target"] or comp in hit:
                     continue
                 for aid, st in states.items():
-                    if not prev_alive.get(aid):
-                        continue
-                    if st.get("state") in ("unknown", None):
-                        out.append(_unknown_state(_label(r), comp, aid, st))
-                    elif st.get("state") != "ALIVE":
-                        out.append(f"{_label(r)} ended {comp} actor {aid[:8]} ({st.get('state')})")
+                    out += _touched(_label(r), comp, aid, before.get(aid, "unknown"), st)
         for comp, states in probe.items():
             if comp.startswith("_"):
                 continue
             for aid, st in states.items():
                 if st.get("state") not in ("unknown", None):
-                    prev_alive[aid] = st.get("state") == "ALIVE"
+                    before[aid] = st["state"]
+                else:
+                    before.setdefault(aid, "unknown")
     return out
+
+
+def _touched(label: str, comp: str, aid: str, was: str, st: dict) -> list[str]:
+    """Whether the teardown at ``label`` ended ``comp``'s actor ``aid``, that
+    was ``was`` before it and is ``st`` after it."""
+    now = st.get("state")
+    if was not in LIVE_STATES and was != "unknown":
+        return []  # it had ended before this teardown
+    if now in ("unknown", None):
+        return [_unknown_state(label, comp, aid, st)]
+    if was == "unknown":
+        return [] if now in LIVE_STATES else [Unknown(
+            f"{label}: {comp} actor {aid[:8]} is {now} after it, and its state before was "
+            "never observed: whether this teardown ended it is unknown")]
+    if (was == "ALIVE" and now != "ALIVE") or now not in LIVE_STATES:
+        return [f"{label} ended {comp} actor {aid[:8]} ({now}; it was {was})"]
+    return []
 
 
 def threads_joined(run: Run) -> list[str]:

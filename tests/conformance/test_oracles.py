@@ -90,6 +90,42 @@ def test_teardown_that_kills_another_component_fails():
     assert "others_untouched" in judge(run)
 
 
+def test_teardown_that_ends_another_components_actor_still_starting_fails():
+    """An actor PENDING_CREATION in every earlier probe is judged too."""
+    run = run_of([
+        end(0, "construct", "collector", probe=actors(collector="PENDING_CREATION")),
+        end(1, "construct", "buffer",
+            probe=actors(collector="PENDING_CREATION", buffer="ALIVE")),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="DEAD", buffer="DEAD")),
+    ])
+    assert judge(run)["others_untouched"] == [
+        "op 2 (teardown buffer) ended collector actor collecto (DEAD; it was PENDING_CREATION)"]
+    still = run_of([
+        end(0, "construct", "collector", probe=actors(collector="PENDING_CREATION")),
+        end(1, "construct", "buffer", probe=actors(collector="PENDING_CREATION")),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="PENDING_CREATION")),
+    ])
+    assert "others_untouched" not in judge(still)
+
+
+def test_another_actor_never_observed_before_a_teardown_that_ended_is_unknown():
+    unseen = {"state": "unknown", "error": "GCS down"}
+    run = run_of([
+        end(0, "construct", "collector", probe={"actors": {"collector": {"collector-a": unseen}}}),
+        end(1, "construct", "buffer", probe={"actors": {"collector": {"collector-a": unseen},
+                                                        "buffer": {"buffer-a": {"state": "ALIVE"}}}}),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="DEAD", buffer="DEAD")),
+    ])
+    verdict, violations, unknown_ = decide(run)
+    assert verdict == "error" and "others_untouched" not in violations
+    assert unknown_["others_untouched"] == [
+        "op 2 (teardown buffer): collector actor collecto is DEAD after it, and its state "
+        "before was never observed: whether this teardown ended it is unknown"]
+
+
 def test_actor_alive_after_its_teardown_fails():
     run = run_of([end(0, "teardown", "buffer", result={"calls": []},
                       probe=actors(buffer="ALIVE"))])
