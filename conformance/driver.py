@@ -22,12 +22,13 @@ import traceback
 from conformance import verbs
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
     PROBE_DEADLINE, SETTLE_SECONDS, exit_bound
-from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, \
-    describe_error, read_history
+from conformance.history import HARNESS_EXIT_CODE, HistoryWriter, describe_error, \
+    read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
 from conformance.threads import new_threads, threads_now
 from fixtures import procs
+from fixtures.runner import STDERR_CAP
 from fixtures.wait import poll
 
 DEAD_STATES = {"DEAD"}
@@ -218,14 +219,12 @@ class Context:
             exit_code, timed_out = None, True
         with open(path("peer-stderr.txt"), errors="replace") as f:
             stderr = f.read()
-        peer = History(read_history(path("peer-history.jsonl")), expected_ops=len(sub.ops))
-        where, at = peer.position()
-        in_impl_op = where == "exit" or (where == "op" and verbs.VERBS[
-            peer.begins[at]["op"]["verb"]].party != verbs.HARNESS)
-        harness_raised = any(r.get("phase") == "harness-error" for r in peer.records)
-        return {"exit_code": exit_code, "timed_out": timed_out, "stderr_tail": stderr[-3000:],
-                "ops": peer.ops, "missing": peer.missing(),
-                "stopped_in_harness": harness_raised or (bool(peer.missing()) and not in_impl_op)}
+        peer = read_history(path("peer-history.jsonl"))
+        # The second driver's whole history and stderr: the oracles judge it as
+        # they judge this driver's (``oracles.peer_runs``).
+        return {"exit_code": exit_code, "timed_out": timed_out, "stderr": stderr[-STDERR_CAP:],
+                "history": {"records": peer.records, "corrupt": peer.corrupt, "torn": peer.torn,
+                            "missing": peer.missing}}
 
 
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:

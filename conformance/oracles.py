@@ -15,9 +15,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from conformance.history import HARNESS_EXIT_CODE, History
+from conformance.history import HARNESS_EXIT_CODE, History, HistoryFile
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
+from fixtures.runner import WATCHDOG_LINE
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
 GENERIC_ERRORS = {
@@ -145,9 +146,6 @@ def position_text(run: Run) -> str:
     return {"start": "before the scenario started", "final": "in the harness's final probe",
             "before-exit": "after the final probe, before the exit",
             "exit": "in the interpreter exit"}[where]
-
-
-WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.M)
 
 
 def watchdog_fired(run: Run) -> bool:
@@ -748,37 +746,58 @@ def name_freed(run: Run) -> list[str]:
 
 
 def peer_ok(run: Run) -> list[str]:
-    """The second driver ran every op to completion, none raised, and it exited 0."""
+    """The second driver of each ``peer`` op ran as the scenario says: its
+    constructors worked, and its history is complete and readable, not cut
+    short in the harness's code. Everything else about it (its exit, its
+    calls, its teardowns' bounds, its Ray runtime, its stderr, what it left
+    behind) is judged by the very oracles that judge this driver, run over
+    its history (``peer_runs``, merged by ``judge``)."""
+    out = []
+    for r, peer in peer_runs(run):
+        res, where = r["result"], f"{_label(r)}: the second driver"
+        for c in peer.op_records("construct"):
+            args = c["op"].get("args", {})
+            if c["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
+                e = c.get("error") or {}
+                out.append(f"{where}'s {_label(c)} raised {e.get('type')}: "
+                           f"{str(e.get('message'))[:200]}")
+        hf = peer.history.file
+        for n, text in hf.corrupt:
+            out.append(Unknown(f"{where}'s history line {n} is not a JSON record: {text!r}"))
+        raised = next((x for x in hf.records if x.get("phase") == "harness-error"), None)
+        if raised is not None or peer.exit_code == HARNESS_EXIT_CODE:
+            e = (raised or {}).get("error") or {}
+            out.append(Unknown(f"{where}'s harness raised {e.get('type', '?')} "
+                               f"{position_text(peer)}: {str(e.get('message', 'see its stderr'))[:300]}"))
+        elif peer.history.missing() and not in_implementation(peer) and (
+                peer.exit_code == 0 or res.get("timed_out")):
+            out.append(Unknown(f"{where} stopped {position_text(peer)}, in the harness's code; "
+                               f"its history lacks {'; '.join(peer.history.missing())}"))
+    return out
+
+
+def peer_runs(run: Run) -> list[tuple[dict, Run]]:
+    """(the ``peer`` op's record, the second driver's run) of each peer op the
+    harness ran: its whole history and stderr, as the driver recorded them."""
     out = []
     for r in run.op_records("peer"):
-        res = r.get("result", {})
-        if r["status"] != "ok":
+        res = r.get("result") or {}
+        recorded = res.get("history")
+        if r["status"] != "ok" or not isinstance(recorded, dict):
             continue  # the harness could not run it: harness_steps_succeed
-        peer_ops = res.get("ops", [])
-        for p in peer_ops:
-            verb = p["op"].get("verb")
-            party = VERBS[verb].party if verb in VERBS else None
-            if p.get("status") == "unfinished":
-                msg = f"{_label(r)} peer {_label(p)} did not return"
-                out.append(Unknown(msg + " (a harness step)") if party == HARNESS else msg)
-            elif p.get("status") not in ("ok", "skipped", "unsupported"):
-                e = p.get("error") or {}
-                msg = f"{_label(r)} peer {_label(p)} {p.get('status')}: {e.get('type')}: " \
-                      f"{str(e.get('message'))[:200]}"
-                out.append(Unknown(msg) if party == HARNESS else msg)
-        if res.get("timed_out"):
-            if not any(p.get("status") == "unfinished" for p in peer_ops):
-                out.append(Unknown(f"{_label(r)}: the second driver ran past its deadline "
-                                   "outside any of its ops"))
-        elif res.get("exit_code") != 0:
-            lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
-            last = lines[-1].strip() if lines else "(no stderr)"
-            msg = f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}"
-            out.append(Unknown(msg + " (it stopped in the harness's code)")
-                       if res.get("stopped_in_harness") else msg)
-        elif res.get("missing"):
-            out.append(Unknown(f"{_label(r)}: the second driver's history lacks "
-                               f"{'; '.join(res['missing'])}"))
+        scenario = run.scenario.peer_of(_op(r))
+        history = History(HistoryFile(
+            records=list(recorded.get("records") or []),
+            corrupt=[tuple(c) for c in recorded.get("corrupt") or []],
+            torn=bool(recorded.get("torn")), missing=bool(recorded.get("missing"))),
+            expected_ops=len(scenario.ops))
+        code = res.get("exit_code")
+        out.append((r, Run(
+            scenario=scenario, history=history,
+            exit_code=code if code is None or code >= 0 else None,
+            signal=-code if code is not None and code < 0 else None,
+            hung=bool(res.get("timed_out")), stderr=res.get("stderr") or "",
+            teardown_bound=run.teardown_bound, closed_errors=run.closed_errors)))
     return out
 
 
@@ -804,18 +823,27 @@ class Judgement:
 
 
 def judge(run: Run) -> Judgement:
-    """Every oracle's findings, run safely: an oracle that raises is unknown."""
+    """Every oracle's findings, run safely: an oracle that raises is unknown.
+    A second driver's run (``peer_runs``) is judged by the same oracles; its
+    findings join the oracle's, after the ``peer`` op's label."""
     out = Judgement()
+    _judge_into(out, run, "")
+    for r, peer in peer_runs(run):
+        _judge_into(out, peer, f"{_label(r)}: second driver: ")
+    return out
+
+
+def _judge_into(out: Judgement, run: Run, prefix: str) -> None:
     for name, oracle in ORACLES.items():
         try:
             findings = oracle(run)
         except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
-            out.unknown[name] = [f"the oracle raised {type(exc).__name__}: {exc}"]
+            out.unknown.setdefault(name, []).append(
+                f"{prefix}the oracle raised {type(exc).__name__}: {exc}")
             continue
-        bad = [str(f) for f in findings if not isinstance(f, Unknown)]
-        unsure = [str(f) for f in findings if isinstance(f, Unknown)]
+        bad = [prefix + str(f) for f in findings if not isinstance(f, Unknown)]
+        unsure = [prefix + str(f) for f in findings if isinstance(f, Unknown)]
         if bad:
-            out.violations[name] = bad
+            out.violations.setdefault(name, []).extend(bad)
         if unsure:
-            out.unknown[name] = unsure
-    return out
+            out.unknown.setdefault(name, []).extend(unsure)
