@@ -43,6 +43,22 @@ def ray_identity() -> str | None:
     return None if identity is None else "/".join(str(x) for x in identity)
 
 
+def pickled_handle(handle) -> str:
+    """A detached actor's handle, pickled (base64): it lives on after this
+    driver, and the harness's cleanup driver loads it to ``ray.kill`` the
+    actor for good (``no_restart=True``), whatever its ``max_restarts``
+    (``conformance.cleanup``). Measured on Ray 2.60: a handle pickled by the
+    creating driver loads in another driver after the creator exited, and
+    its kill leaves the actor DEAD. Only detached actors: Ray counts no
+    references to them, so pickling their handle changes nothing of their
+    life (an owned actor's handle pickled out of band would keep it alive)."""
+    import base64
+
+    from ray import cloudpickle
+
+    return base64.b64encode(cloudpickle.dumps(handle)).decode()
+
+
 class Context:
     """What the verbs share: adapter, spec, fixture, components, actors."""
 
@@ -171,12 +187,17 @@ class Context:
         ids = [h._actor_id.hex() for h in handles]
         states = self.actor_states(ids)
         infos = []
-        for i in ids:
+        for i, handle in zip(ids, handles):
             st = states.get(i, {})
             infos.append(
                 {"id": i, "pid": st.get("pid"), "node_id": st.get("node_id"),
                  "state": st.get("state")}
             )
+            if st.get("detached"):
+                try:
+                    infos[-1]["handle"] = pickled_handle(handle)
+                except Exception as exc:  # noqa: BLE001 - the cleanup then signals its worker
+                    infos[-1]["handle_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         self.actors[component] = infos
         return infos
 

@@ -7,7 +7,7 @@ import shlex
 import time
 import weakref
 
-from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
+from conformance.after_exit import Ledger, actors_after_exit, kill_zombies, recorded_handles
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, HistoryFile, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
@@ -165,7 +165,8 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     peer_pid = (history.setup or {}).get("peer_pid")
     after_exit = actors_after_exit(
         fixture_info, history.final, [driver.pid, peer_pid], driver.started_wall, time.time(),
-        cleanup_env(session, session.cluster(scenario.fixture, address)), driver.request["cwd"])
+        cleanup_env(session, session.cluster(scenario.fixture, address)), driver.request["cwd"],
+        recorded_handles(history.records))
     Ledger.of(session).exited(driver.pid, peer_pid, after_exit.get("jobs"))
     zombies_killed = kill_zombies(history.final)
     if zombies_killed:

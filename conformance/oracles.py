@@ -724,9 +724,13 @@ def no_actor_outlives_driver(run: Run) -> list[str]:
     after = run.after_exit or {}
     if "unknown" in after:
         return [Unknown(f"after the exit: {after['unknown']}")]
+    left, how = after.get("left") or {}, after.get("how_left") or {}
     return [f"{rec.get('class_name', '?')} actor {aid[:8]}"
             f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
-            "after the driver exited" for aid, rec in sorted((after.get("actors") or {}).items())]
+            "after the driver exited"
+            + (f"; the harness could not remove it ({left[aid]} after: {how.get(aid)}): it is "
+               "still on the cluster" if aid in left else "")
+            for aid, rec in sorted((after.get("actors") or {}).items())]
 
 
 def name_freed(run: Run) -> list[str]:
