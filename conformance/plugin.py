@@ -376,6 +376,32 @@ def harness_error_entry(scenario_id: str, report) -> dict:
         duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """The controller, once every worker finished: a failure a busy machine
+    may have made (a timing violation under CPU pressure) is rerun once,
+    alone, and decides (``conformance.rerun``). When the reruns passed every
+    scenario that failed, and nothing else failed, the run's exit status is 0."""
+    config = session.config
+    if (not hasattr(config, "_rlc") or hasattr(config, "workerinput")
+            or config.option.collectonly or exitstatus == pytest.ExitCode.INTERRUPTED):
+        return
+    from conformance.rerun import rerun_alone
+    from conformance.verdict import BAD
+
+    rlc = config._rlc
+    before = {e["id"]: e["verdict"] for e in rlc["results"]}
+    rlc["results"] = rerun_alone(rlc["results"], rlc["impl"], rlc["adapter"], rlc["address"],
+                                 preload_modules(rlc["adapter"]))
+    cleared = [e["id"] for e in rlc["results"] if (e.get("evidence") or {}).get("rerun")
+               and before[e["id"]] in BAD and e["verdict"] not in BAD
+               and e["id"] not in rlc["known"]]  # a known failure was an xfail, not a failure
+    if cleared and session.exitstatus == pytest.ExitCode.TESTS_FAILED \
+            and session.testsfailed == len(cleared):
+        session.exitstatus = pytest.ExitCode.OK
+        rlc["cleared"] = cleared
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not hasattr(config, "_rlc") or hasattr(config, "workerinput"):
         return
@@ -395,6 +421,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.section("conformance")
     for line in report.summary_lines(doc):
         tr.write_line(line)
+    from conformance.rerun import describe as describe_rerun
+
+    for entry in results:
+        line = describe_rerun(entry)
+        if line:
+            tr.write_line(line)
+    if rlc.get("cleared"):
+        tr.write_line(f"exit status 0: the {len(rlc['cleared'])} failure(s) above passed when "
+                      "rerun alone (a busy machine's, not the implementation's)")
     if rlc.get("unused_known"):
         tr.write_line(f"known-failures entries not in this run: {len(rlc['unused_known'])}")
     if rlc["report"]:
