@@ -21,7 +21,7 @@ import traceback
 
 from conformance import verbs
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
-    PROBE_DEADLINE, SETTLE_SECONDS, exit_bound
+    PROBE_DEADLINE, SETTLE_SECONDS, ZOMBIE_GRACE, exit_bound
 from conformance.history import HARNESS_EXIT_CODE, HistoryWriter, describe_error, \
     read_history
 from conformance.peer import PeerStandby
@@ -365,9 +365,11 @@ def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
 
 def zombie_pids(ctx: Context, actors: dict) -> dict:
     """``{actor id: pid}`` of the actors the GCS reports DEAD whose worker
-    process still runs (a zombie actor, ray-project/ray#52322). Waits up to
-    SETTLE_SECONDS for them to go, since Ray reaps a killed worker
-    asynchronously; the parent kills what is left (``after_exit``)."""
+    process still runs (a zombie actor, ray-project/ray#52322). Ray reaps a
+    killed worker asynchronously: each gets SETTLE_SECONDS to go, and up to
+    ZOMBIE_GRACE while it is still at work (a worker exiting on a busy
+    machine, ``procs.still_running``); the parent kills what is left
+    (``after_exit``)."""
     dead = {}
     for comp, infos in ctx.actors.items():
         states = actors.get(comp, {})
@@ -375,9 +377,9 @@ def zombie_pids(ctx: Context, actors: dict) -> dict:
             pid = ctx.last_known.get(a["id"], {}).get("pid") or a.get("pid")
             if pid and states.get(a["id"], {}).get("state") in DEAD_STATES:
                 dead[a["id"]] = pid
-    # a killed orphan may linger as a zombie: pid_alive says False
-    return poll(lambda: {aid: pid for aid, pid in dead.items() if procs.pid_alive(pid)},
-                lambda running: not running, SETTLE_SECONDS)
+    # a killed orphan may linger as a zombie process: pid_alive says False
+    left = set(procs.still_running(sorted(set(dead.values())), SETTLE_SECONDS, ZOMBIE_GRACE))
+    return {aid: pid for aid, pid in dead.items() if pid in left}
 
 
 def main(request_path: str) -> int:
