@@ -352,12 +352,18 @@ def job_actors(ctx: Context) -> dict:
 
 def final_probe(ctx: Context, baseline_threads: list[dict]) -> dict:
     actors = ctx.states_by_component() if ctx.actors else {}
-    return {
+    out = {
         "ray": ray_identity(),
         "threads": new_threads(baseline_threads),
         "actors": actors,
         "job_actors": job_actors(ctx),
-        "zombie_pids": zombie_pids(ctx, actors),
+    }
+    t0 = time.monotonic()
+    out["zombie_pids"] = zombie_pids(ctx, actors)
+    # how long DEAD actors' workers took to exit (or to be called zombies)
+    out["zombie_wait"] = round(time.monotonic() - t0, 3)
+    return {
+        **out,
         "removed_nodes": ctx.removed_nodes,
         "jobs": [job for _, job in ctx.jobs],  # read again by the parent after the exit
     }
