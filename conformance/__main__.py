@@ -14,7 +14,8 @@
   known-failures REPORT.json... [-o FILE]       a known-failures file from reports
   merge OUT.json SHARD.json...                  shard reports (--shard I/N) into one report
   matrix REPORT.json... --html OUT [--markdown OUT]  scenario x implementation matrix
-  compare REPORT.json --against COMMITTED.json [--scenarios-from FILE]
+  compare REPORT.json --against COMMITTED.json [--scenarios-from FILE] [--reruns R.json...]
+          [--pending]
                                                 exit 1 when verdicts drifted from a committed
                                                 report (printed as a table with repro commands)
   job --address URL [--report PATH] [-- SUITE ARGS]
@@ -252,6 +253,12 @@ def main(argv=None) -> int:
     d.add_argument("--scenarios-from", metavar="FILE",
                    help="compare these scenarios (one id a line, '# why' after it; e.g. "
                         "ci/torchrl-slice.txt); default: every scenario of REPORT.json")
+    d.add_argument("--reruns", nargs="+", metavar="RERUN.json",
+                   help="reports of reruns of some of the scenarios: a declared varying "
+                        "oracle (varies:) must not fail in every run (conformance.varies)")
+    d.add_argument("--pending", action="store_true",
+                   help="only print the scenarios to rerun (a --scenarios-from file): a "
+                        "varying oracle failed in each of their runs so far")
     d.set_defaults(func=_lazy("compare"))
     x = sub.add_parser("script", help="a standalone reproduction script of one scenario")
     x.add_argument("scenario_id", help="a catalog id or a scenario .json file")

@@ -50,12 +50,20 @@ def suite_jobs(observer, recorded, pids, since, until=None) -> list[str]:
     return sorted(found)
 
 
+def recorded_handles(records) -> dict:
+    """``{actor id: pickled handle}`` of the detached actors a driver's
+    history recorded as created (``driver.pickled_handle``)."""
+    return {a["id"]: a["handle"] for r in records if r.get("phase") == "probe"
+            for a in r.get("created") or [] if a.get("handle")}
+
+
 def actors_after_exit(fixture: dict, final: dict | None, pids: list, since: float,
-                      until: float, cleanup_env: dict, workdir: str) -> dict:
+                      until: float, cleanup_env: dict, workdir: str, handles=None) -> dict:
     """``{"actors": {id: record}, "jobs": [...], ...removed}``: the live
     actors of the driver's jobs (``pids``: the driver and its peer), then
-    removed; ``{"unknown": why}``; or ``{}`` where nothing can outlive the
-    driver (``local``) or no driver ever ran."""
+    removed (``handles``: ``recorded_handles``); ``{"unknown": why}``; or
+    ``{}`` where nothing can outlive the driver (``local``) or no driver
+    ever ran."""
     from fixtures.gcs import GcsObserver
     from fixtures.wait import poll
 
@@ -83,7 +91,8 @@ def actors_after_exit(fixture: dict, final: dict | None, pids: list, since: floa
                     REAP_WAIT)
     except Exception as exc:  # noqa: BLE001 - judged unknown
         return {"unknown": f"GCS query after the driver's exit failed: {exc}"}
-    return {"actors": left, "jobs": jobs, **remove_actors(fixture, left, cleanup_env, workdir)}
+    return {"actors": left, "jobs": jobs,
+            **remove_actors(fixture, left, cleanup_env, workdir, handles)}
 
 
 class Ledger:
@@ -151,9 +160,10 @@ def _drivers(paths) -> list[dict]:
                 entry["pids"].add(rec["peer_pid"])
                 entry["jobs"].update(rec["jobs"])
         for entry in by_pid.values():  # a peer of a driver interrupted before its check
-            setup = next((r for r in read_history(entry["history"]).records
-                          if r.get("phase") == "setup"), {})
+            records = read_history(entry["history"]).records
+            setup = next((r for r in records if r.get("phase") == "setup"), {})
             entry["pids"] = (entry["pids"] | {setup.get("peer_pid")}) - {None}
+            entry["handles"] = recorded_handles(records)
             drivers.append(entry)
     return drivers
 
@@ -173,14 +183,16 @@ def sweep_ledgers(paths, workdir: str) -> dict:
         observer = GcsObserver(gcs_address)
         try:
             listed = observer.jobs()
-            jobs = set()
+            jobs, handles = set(), {}
             for e in entries:
                 jobs.update(e["jobs"])
+                handles.update(e["handles"])
                 for pid in e["pids"]:
                     jobs.update(observer.jobs_of_driver(pid, e["since"], e["until"], jobs=listed))
             left = {aid: rec for aid, rec in observer.all_actors().items()
                     if rec["job_id"] in jobs and rec["state"] in LIVE_STATES}
-            result = remove_actors(fixture, left, entries[0]["env"], workdir) if left else {}
+            result = remove_actors(fixture, left, entries[0]["env"], workdir, handles) \
+                if left else {}
         except Exception as exc:  # noqa: BLE001 - reported, the closing goes on
             result = {"error": f"{type(exc).__name__}: {exc}"}
         results[gcs_address] = result

@@ -11,16 +11,23 @@ a line, ``# why it is there`` after it: the known-failures format), or
 without it every scenario of REPORT (a subset of COMMITTED's). An entry of
 that list may declare the oracles whose failure varies between runs of its
 scenario (``varies:clean_stderr``, see ``conformance.known_failures``):
-they are left out of both sides' oracles, and the rest must match. A drift is a
-scenario whose verdict (or failing oracles) changed, or one of the compared
-scenarios missing from either report. The two reports must be of the same
+they are left out of both sides' oracles, and the rest must match, within a
+bound (``conformance.varies``): one that failed in this run must be seen
+not failing in a rerun of the scenario (``--reruns REPORT...``, reports of
+reruns; ``--pending`` lists the scenarios still to rerun), and one that
+failed in every one of ``varies.RUNS`` runs is a drift. A drift is a
+scenario whose verdict (or failing oracles) changed, one whose varying
+oracle no longer varies or is undecided, or one of the compared scenarios
+missing from either report. The two reports must be of the same
 implementation and the same versions of ``report.PACKAGES``: verdicts of
 another torchrl or Ray are not comparable (regenerate COMMITTED).
 
-Exit 0: no drift. Exit 1: drift, printed as a table (scenario, committed,
-now, repro command), then the failure message of each drifted scenario that
-does not pass now (violations, history, stderr tail, repro command).
-Exit 2: a report or the scenario list is missing or unreadable.
+Exit 0: no drift (with ``--pending``: the list was printed). Exit 1: drift,
+printed as a table (scenario, committed, now, repro command), then the
+failure message of each drifted scenario that does not pass now
+(violations, history, stderr tail, repro command).
+Exit 2: a report or the scenario list is missing or unreadable, or a rerun
+report is of another implementation or versions.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from collections import Counter
 
 from conformance import known_failures, report
 from conformance.summary import first_violation
+from conformance.varies import RUNS, bound, describe
 from conformance.verdict import BAD
 
 NOT_IN_REPORT = "- (not in the report)"
@@ -85,24 +93,48 @@ def table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
-            varies: dict | None = None) -> list[dict]:
+            varies: dict | None = None, reruns: list | None = None) -> list[dict]:
     """One row per compared scenario: id, committed and now entries, same or
-    not (``varies``: {id: oracles whose failure varies between its runs})."""
+    not (``varies``: {id: oracles whose failure varies between its runs},
+    bounded over this run and ``reruns``, reports of reruns: the row's
+    ``varies`` is ``conformance.varies.bound``'s answer)."""
     now = {s["id"]: s for s in now_doc["scenarios"]}
     committed = {s["id"]: s for s in committed_doc["scenarios"]}
     ids = list(ids) if ids is not None else sorted(now)
     varies = varies or {}
-    return [{"id": sid, "committed": committed.get(sid), "now": now.get(sid),
-             "same": same(committed.get(sid), now.get(sid), varies.get(sid, frozenset()))}
-            for sid in ids]
+    rows = []
+    for sid in ids:
+        declared = varies.get(sid, frozenset())
+        found = bound(now.get(sid), [e for doc in reruns or () for e in doc["scenarios"]
+                                     if e["id"] == sid], declared)
+        rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
+                     "varies": found,
+                     "same": same(committed.get(sid), now.get(sid), declared)
+                     and all(state == "varies" for state, _, _ in found.values())})
+    return rows
+
+
+def now_cell(row: dict) -> str:
+    """This run's cell: the verdict, and a varying oracle's count when it
+    failed in every run so far."""
+    bounded = describe(row.get("varies") or {})
+    return verdict_cell(row["now"]) + (f" ({bounded})" if bounded else "")
+
+
+def pending(rows: list[dict]) -> list[str]:
+    """Scenario-list lines of the scenarios to rerun: a varying oracle failed
+    in each of their runs so far, fewer than ``varies.RUNS``."""
+    return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',))} (varies:, {RUNS} "
+            "needed)" for r in rows if any(s == "pending" for s, _, _ in r["varies"].values())]
 
 
 def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
-           varies: dict | None = None, now_name: str = "REPORT",
-           committed_name: str = "COMMITTED", out=sys.stdout) -> int:
+           varies: dict | None = None, reruns: list | None = None,
+           now_name: str = "REPORT", committed_name: str = "COMMITTED",
+           out=sys.stdout) -> int:
     """Print the comparison; 0 without drift, 1 with."""
     impl = now_doc["impl"]
-    rows = compare(now_doc, committed_doc, ids, varies)
+    rows = compare(now_doc, committed_doc, ids, varies, reruns)
     drifted = [r for r in rows if not r["same"]]
     versions = version_drift(now_doc, committed_doc)
     wrong_impl = impl != committed_doc["impl"]
@@ -121,7 +153,7 @@ def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
         print(f"compare: {len(drifted)} of {len(rows)} scenarios of {impl} drifted from "
               f"{committed_name}:", file=out)
         lines = table(["scenario", "committed", "now", "repro"],
-                      [[r["id"], verdict_cell(r["committed"]), verdict_cell(r["now"]),
+                      [[r["id"], verdict_cell(r["committed"]), now_cell(r),
                         repro(r["id"], impl, r["now"], r["committed"])] for r in drifted])
         for ln in lines:
             print(f"  {ln}", file=out)
@@ -131,6 +163,11 @@ def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
                       f"{verdict_cell(r['committed'])}):", file=out)
                 for ln in details(r["now"]).splitlines():
                     print(f"    {ln}", file=out)
+        if pending(drifted):
+            print(f"\n  Undecided: a declared varying oracle failed in every run so far; "
+                  f"{RUNS} runs tell a race from a regression. Rerun those scenarios "
+                  "(`compare ... --pending` lists them, as a --scenarios-from file) and "
+                  "pass the reruns' reports with --reruns.", file=out)
         guide = os.path.join(os.path.dirname(committed_name), "README.md")
         print("\n  Rerun a scenario alone with its repro command. If the change is intended "
               "(a new version, a changed scenario or oracle), regenerate the committed report"
@@ -161,11 +198,20 @@ def main(args) -> int:
         ids = list(known_failures.load(args.scenarios_from)) if args.scenarios_from else None
         varies = known_failures.load_varying(args.scenarios_from) if args.scenarios_from else {}
         _check_oracles(varies, args.scenarios_from)
+        reruns = [_load(path) for path in args.reruns or ()]
+        for path, doc in zip(args.reruns or (), reruns):
+            if doc["impl"] != now_doc["impl"] or version_drift(now_doc, doc):
+                raise ValueError(f"--reruns {path}: not of {now_doc['impl']} at the versions "
+                                 f"of {args.report}")
     except (OSError, ValueError, KeyError) as exc:
         print(f"compare: FAILED: no usable input: {exc}", file=sys.stderr)
         return 2
-    return decide(now_doc, committed_doc, ids, varies=varies, now_name=args.report,
-                  committed_name=args.against)
+    if args.pending:
+        for line in pending(compare(now_doc, committed_doc, ids, varies, reruns)):
+            print(line)
+        return 0
+    return decide(now_doc, committed_doc, ids, varies=varies, reruns=reruns,
+                  now_name=args.report, committed_name=args.against)
 
 
 def _check_oracles(varies: dict, source: str) -> None:

@@ -7,9 +7,9 @@ import shlex
 import time
 import weakref
 
-from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
+from conformance.after_exit import Ledger, actors_after_exit, kill_zombies, recorded_handles
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
-from conformance.history import History, last_phase, read_history
+from conformance.history import History, HistoryFile, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
 from conformance.scenario import Op
 from conformance.verbs import deadline_of, optional_feature_of
@@ -172,7 +172,8 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
     peer_pid = (history.setup or {}).get("peer_pid")
     after_exit = actors_after_exit(
         fixture_info, history.final, [driver.pid, peer_pid], driver.started_wall, time.time(),
-        cleanup_env(session, session.cluster(scenario.fixture, address)), driver.request["cwd"])
+        cleanup_env(session, session.cluster(scenario.fixture, address)), driver.request["cwd"],
+        recorded_handles(history.records))
     Ledger.of(session).exited(driver.pid, peer_pid, after_exit.get("jobs"))
     zombies_killed = kill_zombies(history.final)
     if zombies_killed:
@@ -297,6 +298,13 @@ def format_history(history: History) -> list[str]:
         if r.get("error"):
             line += f"  {r['error']['type']}: {r['error']['message'][:160]}"
         lines.append(line)
+        peer = (r.get("result") or {}).get("history") if r["op"]["verb"] == "peer" else None
+        if isinstance(peer, dict):  # the second driver's own history, indented
+            res = r["result"]
+            lines += [f"      second driver: {x}" for x in format_history(History(
+                HistoryFile(records=peer.get("records") or [])))]
+            lines.append(f"      second driver: exit code {res.get('exit_code')}"
+                         + (" (killed at its deadline)" if res.get("timed_out") else ""))
     if history.final is not None:
         lines.append(f"final: ray={history.final.get('ray')}")
     return lines
@@ -322,7 +330,10 @@ def failure_message(entry: dict) -> str:
         out.append(f"driver exit code {ev.get('exit_code')}, signal {ev.get('signal')}")
     out += describe_load(entry)
     if ev.get("stack_dump"):
-        out += ["", "stack dump:", ev["stack_dump"][-3000:]]
+        dump = ev["stack_dump"]
+        cut = f" (its last 3000 of {len(dump)} characters; all of it: the report's " \
+              "evidence.stack_dump)" if len(dump) > 3000 else ""
+        out += ["", f"stack dump{cut}:", dump[-3000:]]
     if ev.get("stderr_tail"):
         out += ["", "stderr (tail):", ev["stderr_tail"][-2500:]]
     out += ["", f"reproduce: {entry['repro']}"]

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 #: the exit code of a driver whose own (harness) code raised; it writes a
 #: "harness-error" record first
 HARNESS_EXIT_CODE = 70
-#: threads of these modules are Ray's (or the interpreter's), not the implementation's
-RAY_THREAD_MODULES = ("ray", "grpc", "concurrent.futures", "asyncio")
 
 
 def describe_error(exc: BaseException) -> dict:

@@ -74,6 +74,11 @@ def run_in_job(suite_args: list[str]) -> int:
         return 2
     report = os.path.abspath(REPORT_IN_JOB)
     os.makedirs(os.path.dirname(report), exist_ok=True)  # reports/ is not uploaded
+    # Ray unpacks a working_dir once per content hash and reuses the directory:
+    # a job submitted from an unchanged clone finds the last one's report here,
+    # which must never come back as this run's
+    if os.path.exists(report):
+        os.remove(report)
     cmd = [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider",
            "--ray-fixture", "external", "--ray-address", address,
            "--conformance-report", report, *suite_args]
@@ -218,13 +223,7 @@ def submit_and_follow(address: str, suite_args: list[str], report_path: str,
     try:
         _follow(client, job_id, out)
     except KeyboardInterrupt:
-        print(f"\nconformance job: Ctrl-C: stopping {job_id} (the suite removes what its "
-              "drivers left)", file=sys.stderr, flush=True)
-        client.stop_job(job_id)
-        status = _wait_until_ended(client, job_id)
-        print(f"conformance job: {job_id} {status}", file=sys.stderr)
-        _write_report(client.get_job_logs(job_id), report_path)
-        return 130
+        return _stop(client, job_id, address, report_path)
     status = _wait_until_ended(client, job_id)
     log = client.get_job_logs(job_id)
     wrote = _write_report(log, report_path)
@@ -247,6 +246,27 @@ def submit_and_follow(address: str, suite_args: list[str], report_path: str,
     print(f"conformance job: {job_id} {status}, the suite exited {code}; report: {report_path}",
           file=sys.stderr)
     return code
+
+
+def _stop(client, job_id: str, address: str, report_path: str) -> int:
+    """After Ctrl-C: stop the job, wait for it to end, write what report
+    there is; 130. A second Ctrl-C stops the waiting, not the job's stop."""
+    print(f"\nconformance job: Ctrl-C: stopping {job_id} (the suite removes what its "
+          "drivers left; Ctrl-C again to stop waiting)", file=sys.stderr, flush=True)
+    asked = False
+    try:
+        client.stop_job(job_id)
+        asked = True
+        status = _wait_until_ended(client, job_id)
+        print(f"conformance job: {job_id} {status}", file=sys.stderr)
+        _write_report(client.get_job_logs(job_id), report_path)
+    except KeyboardInterrupt:
+        state = (f"it was asked to stop; see: ray job status {job_id} --address {address}"
+                 if asked else f"it may still run; stop it: ray job stop {job_id} "
+                 f"--address {address}")
+        print(f"\nconformance job: Ctrl-C again: not waiting for {job_id} to end ({state}); "
+              "no report written", file=sys.stderr, flush=True)
+    return 130
 
 
 def _follow(client, job_id: str, out) -> None:

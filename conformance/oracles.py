@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass, field, replace
 
 from conformance.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
-from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
+from conformance.history import HARNESS_EXIT_CODE, History, HistoryFile
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
+from fixtures.runner import WATCHDOG_LINE
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
 GENERIC_ERRORS = {
@@ -161,9 +162,6 @@ def stop_point(run: Run) -> tuple[int | None, float | None]:
                  if r.get("phase") and r.get("phase") != "harness-error"), None)
     op = i if where in ("op", "probe", "between") else None
     return op, (last or {}).get("t")
-
-
-WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.M)
 
 
 def watchdog_fired(run: Run) -> bool:
@@ -363,13 +361,17 @@ def _faulted(run: Run, upto: int) -> set:
 
 
 def others_untouched(run: Run) -> list[Finding]:
-    """A component's teardown leaves the actors of every other live component alive."""
+    """A component's teardown leaves the actors of every other live component
+    as they were: one ALIVE stays ALIVE, one still starting or restarting
+    (PENDING_CREATION, RESTARTING, ...) does not end. One whose state before
+    the teardown was never observed (every earlier reading unknown, or none)
+    and that is not live after it is unknown, never fine."""
     out = []
-    prev_alive: dict = {}
+    before: dict = {}  # actor id -> its last known state, "unknown" if never known
     for r in run.history.ops:
         probe = (r.get("probe") or {}).get("actors")
         if probe is None:
-            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and prev_alive:
+            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and before:
                 out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
             continue
         if r["op"]["verb"] == "teardown":
@@ -378,25 +380,40 @@ def others_untouched(run: Run) -> list[Finding]:
                 if comp.startswith("_") or comp == r["op"]["target"] or comp in hit:
                     continue
                 for aid, st in states.items():
-                    if not prev_alive.get(aid):
-                        continue
-                    if st.get("state") in ("unknown", None):
-                        out.append(_unknown_state(r, comp, aid, st))
-                    elif st.get("state") != "ALIVE":
-                        out.append(at(r, f"ended {comp} actor {aid[:8]} ({st.get('state')})"))
+                    out += _touched(r, comp, aid, before.get(aid, "unknown"), st)
         for comp, states in probe.items():
             if comp.startswith("_"):
                 continue
             for aid, st in states.items():
                 if st.get("state") not in ("unknown", None):
-                    prev_alive[aid] = st.get("state") == "ALIVE"
+                    before[aid] = st["state"]
+                else:
+                    before.setdefault(aid, "unknown")
     return out
+
+
+def _touched(r: dict, comp: str, aid: str, was: str, st: dict) -> list[Finding]:
+    """Whether the teardown of op record ``r`` ended ``comp``'s actor ``aid``,
+    that was ``was`` before it and is ``st`` after it."""
+    now = st.get("state")
+    if was not in LIVE_STATES and was != "unknown":
+        return []  # it had ended before this teardown
+    if now in ("unknown", None):
+        return [_unknown_state(r, comp, aid, st)]
+    if was == "unknown":
+        return [] if now in LIVE_STATES else [unknown_at(
+            r, f": {comp} actor {aid[:8]} is {now} after it, and its state before was never "
+               "observed: whether this teardown ended it is unknown")]
+    if (was == "ALIVE" and now != "ALIVE") or now not in LIVE_STATES:
+        return [at(r, f"ended {comp} actor {aid[:8]} ({now}; it was {was})")]
+    return []
 
 
 def threads_joined(run: Run) -> list[Finding]:
     """A component's teardown joins the threads it started: read in the probe
     right after that teardown (a thread seen first after an op on component C
-    is C's; the harness's and Ray's own threads are not counted)."""
+    is C's, whatever module runs it; the driver records neither the
+    harness's threads nor Ray's own, ``conformance.threads``)."""
     out = []
     owner: dict = {}
     for r in run.history.ops:
@@ -408,14 +425,13 @@ def threads_joined(run: Run) -> list[Finding]:
                     c == target for c in owner.values()):
                 out.append(probe_of(r, "threads"))
             continue
-        live = {t["ident"]: t for t in threads
-                if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)}
-        for ident in live:
-            if ident not in owner and target and r["op"]["verb"] != "teardown":
-                owner[ident] = target
+        live = {t["key"]: t for t in threads}
+        for key in live:
+            if key not in owner and target and r["op"]["verb"] != "teardown":
+                owner[key] = target
         if r["op"]["verb"] == "teardown" and r["status"] == "ok":
-            for ident, t in live.items():
-                if owner.get(ident) == target:
+            for key, t in live.items():
+                if owner.get(key) == target:
                     out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
                                      f"{target} still running right after its teardown returned"))
     return out
@@ -690,9 +706,8 @@ def no_leftover_thread(run: Run) -> list[Finding]:
     threads = final_of(run, "threads")
     if unobserved(threads):
         return [threads]
-    left = [t for t in threads if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
     return [in_run(f"thread {t['name']} ({t['module']}) still running after teardown",
-                   final_time(run)) for t in left]
+                   final_time(run)) for t in threads]
 
 
 def no_leftover_actor(run: Run) -> list[Finding]:
@@ -730,9 +745,12 @@ def no_actor_outlives_driver(run: Run) -> list[Finding]:
     after = run.after_exit or {}
     if "unknown" in after:
         return [unknown_in_run(f"after the exit: {after['unknown']}")]
+    left, how = after.get("left") or {}, after.get("how_left") or {}
     return [in_run(f"{rec.get('class_name', '?')} actor {aid[:8]}"
                    f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
-                   "after the driver exited")
+                   "after the driver exited"
+                   + (f"; the harness could not remove it ({left[aid]} after: {how.get(aid)}): "
+                      "it is still on the cluster" if aid in left else ""))
             for aid, rec in sorted((after.get("actors") or {}).items())]
 
 
@@ -753,38 +771,59 @@ def name_freed(run: Run) -> list[Finding]:
 
 
 def peer_ok(run: Run) -> list[Finding]:
-    """The second driver ran every op to completion, none raised, and it exited 0."""
+    """The second driver of each ``peer`` op ran as the scenario says: its
+    constructors worked, and its history is complete and readable, not cut
+    short in the harness's code. Everything else about it (its exit, its
+    calls, its teardowns' bounds, its Ray runtime, its stderr, what it left
+    behind) is judged by the very oracles that judge this driver, run over
+    its history (``peer_runs``, merged by ``judge``)."""
+    out = []
+    for r, peer in peer_runs(run):
+        res, who = r["result"], ": the second driver"
+        for c in peer.op_records("construct"):
+            args = c["op"].get("args", {})
+            if c["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
+                e = c.get("error") or {}
+                out.append(at(r, f"{who}'s {label(c)} raised {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}"))
+        hf = peer.history.file
+        for n, text in hf.corrupt:
+            out.append(unknown_at(r, f"{who}'s history line {n} is not a JSON record: {text!r}"))
+        raised = next((x for x in hf.records if x.get("phase") == "harness-error"), None)
+        if raised is not None or peer.exit_code == HARNESS_EXIT_CODE:
+            e = (raised or {}).get("error") or {}
+            out.append(unknown_at(r, f"{who}'s harness raised {e.get('type', '?')} "
+                                     f"{position_text(peer)}: "
+                                     f"{str(e.get('message', 'see its stderr'))[:300]}"))
+        elif peer.history.missing() and not in_implementation(peer) and (
+                peer.exit_code == 0 or res.get("timed_out")):
+            out.append(unknown_at(r, f"{who} stopped {position_text(peer)}, in the harness's "
+                                     f"code; its history lacks {'; '.join(peer.history.missing())}"))
+    return out
+
+
+def peer_runs(run: Run) -> list[tuple[dict, Run]]:
+    """(the ``peer`` op's record, the second driver's run) of each peer op the
+    harness ran: its whole history and stderr, as the driver recorded them."""
     out = []
     for r in run.op_records("peer"):
-        res = r.get("result", {})
-        if r["status"] != "ok":
+        res = r.get("result") or {}
+        recorded = res.get("history")
+        if r["status"] != "ok" or not isinstance(recorded, dict):
             continue  # the harness could not run it: harness_steps_succeed
-        peer_ops = res.get("ops", [])
-        for p in peer_ops:
-            verb = p["op"].get("verb")
-            party = VERBS[verb].party if verb in VERBS else None
-            harness = party == HARNESS
-            if p.get("status") == "unfinished":
-                out.append(at(r, f"peer {label(p)} did not return"
-                                 + (" (a harness step)" if harness else ""), unknown=harness))
-            elif p.get("status") not in ("ok", "skipped", "unsupported"):
-                e = p.get("error") or {}
-                out.append(at(r, f"peer {label(p)} {p.get('status')}: {e.get('type')}: "
-                                 f"{str(e.get('message'))[:200]}", unknown=harness))
-        if res.get("timed_out"):
-            if not any(p.get("status") == "unfinished" for p in peer_ops):
-                out.append(unknown_at(r, ": the second driver ran past its deadline "
-                                         "outside any of its ops"))
-        elif res.get("exit_code") != 0:
-            lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
-            last = lines[-1].strip() if lines else "(no stderr)"
-            harness = bool(res.get("stopped_in_harness"))
-            out.append(at(r, f": second driver exited {res.get('exit_code')}: {last[:300]}"
-                             + (" (it stopped in the harness's code)" if harness else ""),
-                          unknown=harness))
-        elif res.get("missing"):
-            out.append(unknown_at(r, f": the second driver's history lacks "
-                                     f"{'; '.join(res['missing'])}"))
+        scenario = run.scenario.peer_of(_op(r))
+        history = History(HistoryFile(
+            records=list(recorded.get("records") or []),
+            corrupt=[tuple(c) for c in recorded.get("corrupt") or []],
+            torn=bool(recorded.get("torn")), missing=bool(recorded.get("missing"))),
+            expected_ops=len(scenario.ops))
+        code = res.get("exit_code")
+        out.append((r, Run(
+            scenario=scenario, history=history,
+            exit_code=code if code is None or code >= 0 else None,
+            signal=-code if code is not None and code < 0 else None,
+            hung=bool(res.get("timed_out")), stderr=res.get("stderr") or "",
+            teardown_bound=run.teardown_bound, closed_errors=run.closed_errors)))
     return out
 
 
@@ -821,18 +860,34 @@ def _findings_of(oracle, run: Run) -> list[Finding]:
 
 def judge(run: Run) -> Judgement:
     """Every oracle's findings, run safely: an oracle that raises (or returns
-    anything but findings) is unknown."""
+    anything but findings) is unknown. A second driver's run (``peer_runs``)
+    is judged by the same oracles; its findings join the oracle's, as
+    findings about the ``peer`` op ("op 2 (peer): second driver: ...")."""
     out = Judgement()
+    _judge_into(out, run, None)
+    for r, peer in peer_runs(run):
+        _judge_into(out, peer, r)
+    out.violations = {k: out.violations[k] for k in ORACLES if k in out.violations}
+    out.unknown = {k: out.unknown[k] for k in ORACLES if k in out.unknown}
+    return out
+
+
+def _judge_into(out: Judgement, run: Run, peer_op: dict | None) -> None:
+    """Add ``run``'s findings to ``out``; a second driver's (``peer_op``: the
+    op record that ran it) as findings about that op, at its time."""
+    def placed(f: Finding) -> Finding:
+        if peer_op is None:
+            return f
+        return Finding(peer_op["i"], peer_op.get("t"),
+                       f"{label(peer_op)}: second driver: {f.text}", f.unknown)
     for name, oracle in ORACLES.items():
         try:
-            found = _findings_of(oracle, run)
+            found = [placed(f) for f in _findings_of(oracle, run)]
         except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
-            out.unknown[name] = [unknown_in_run(f"the oracle raised {type(exc).__name__}: {exc}")]
-            continue
+            found = [placed(unknown_in_run(f"the oracle raised {type(exc).__name__}: {exc}"))]
         bad = [f for f in found if not f.unknown]
         unsure = [f for f in found if f.unknown]
         if bad:
-            out.violations[name] = bad
+            out.violations.setdefault(name, []).extend(bad)
         if unsure:
-            out.unknown[name] = unsure
-    return out
+            out.unknown.setdefault(name, []).extend(unsure)

@@ -356,9 +356,10 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     out += ["", ""] + source_of(runtime_identity)
     out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + source_of(verbs._batch)
     if any(op.verb == "in_ray_call" for op in scenario.ops):
-        from conformance.threads import inside_ray
+        from conformance.threads import blocked_in_ray, inside_ray, ray_driver_thread
 
-        out += ["", ""] + source_of(inside_ray)
+        for helper in (ray_driver_thread, blocked_in_ray, inside_ray):
+            out += ["", ""] + source_of(helper)
     table = []
     for i, op in enumerate(scenario.ops):
         out += ["", ""]

@@ -22,6 +22,7 @@ from typing import Callable
 
 from conformance.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.history import describe_error
+from fixtures.harness_threads import start_harness_thread
 
 IMPL, HARNESS = "impl", "harness"
 
@@ -265,18 +266,19 @@ def _in_ray_call_script(op, w) -> list[str]:
             "return f'inside Ray: {found}'"]
 
 
-@verb(HARNESS, "wait until a thread the implementation started is inside a call into Ray "
-               "(its innermost frame in the ray package), so that the next op races that "
+@verb(HARNESS, "wait until a thread the implementation started is blocked in a call into "
+               "Ray (its innermost frame in ray.get's or ray.wait's wait: "
+               "threads.blocked_in_ray), so that the next op races that "
                "call on purpose, not by chance; records the thread and where",
       deadline=lambda op, adapter, spec: IN_CALL_WAIT + 30.0, script=_in_ray_call_script)
 def in_ray_call(ctx, op):
-    from conformance.threads import inside_ray
+    from conformance.threads import inside_ray, not_the_implementations
     from fixtures.wait import poll
 
-    exclude = {t["ident"] for t in ctx.baseline_threads}
-    found = poll(lambda: inside_ray(exclude), bool, IN_CALL_WAIT)
+    skip = not_the_implementations({t["key"] for t in ctx.baseline_threads})
+    found = poll(lambda: inside_ray(skip), bool, IN_CALL_WAIT)
     if not found:
-        raise HarnessError(f"no thread of the implementation was inside a Ray call within "
+        raise HarnessError(f"no thread of the implementation was blocked in a Ray call within "
                            f"{IN_CALL_WAIT} s: the race the scenario sets up did not happen")
     return {"inside": found}
 
@@ -477,7 +479,7 @@ def _arm_kill(ctx, op):
             armed["done"].set()
 
     ctx.armed_kills.append(armed)
-    threading.Thread(target=land, name="rlc-kill", daemon=True).start()
+    start_harness_thread(land, "rlc-kill")
     return {"armed": {"during": during, "after": after}}
 
 
@@ -610,12 +612,8 @@ def teardown(ctx, op):
             barrier.wait()
             results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray)
 
-        threads = [
-            threading.Thread(target=run, args=(k,), name=f"rlc-teardown-{k}", daemon=True)
-            for k in range(concurrent)
-        ]
-        for t in threads:
-            t.start()
+        threads = [start_harness_thread(run, f"rlc-teardown-{k}", args=(k,))
+                   for k in range(concurrent)]
         for t in threads:
             t.join()
         calls.extend(results)

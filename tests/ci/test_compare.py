@@ -134,8 +134,9 @@ def test_declared_varying_oracles_are_left_out_and_nothing_else(tmp_path):
                        f"{SEED}  # the seed\n")
     doc = slice_of(committed())
     entry(doc, FAILING)["oracles"] = ["clean_stderr", "no_ray_restart"]
+    rerun = write(tmp_path, committed(), "rerun.json")  # a rerun without clean_stderr
     code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
-                     "--scenarios-from", listing)
+                     "--scenarios-from", listing, "--reruns", rerun)
     assert code == 0 and "compare: passed: 2 scenarios" in text, text
     entry(doc, FAILING)["oracles"] = ["clean_stderr"]  # no_ray_restart gone: drift
     code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
@@ -153,6 +154,48 @@ def test_declared_varying_oracles_are_left_out_and_nothing_else(tmp_path):
     code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
                      "--scenarios-from", listing)
     assert code == 2 and "between an id and its '#' stand its expected outcome" in text, text
+
+
+def test_a_varying_oracle_that_fails_in_every_run_is_a_drift(tmp_path):
+    """``varies:`` is bounded: the oracle must be seen not failing in a rerun.
+    Failing in every one of varies.RUNS runs it no longer varies (a drift);
+    with fewer runs, all failing, the scenario is undecided (red, and
+    ``--pending`` lists it to rerun); a rerun that crashed does not count."""
+    from conformance.varies import RUNS
+
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"{FAILING}  varies:clean_stderr  # a race decides a traceback\n"
+                       f"{SEED}  # the seed\n")
+    doc = slice_of(committed())
+    entry(doc, FAILING)["oracles"] = ["clean_stderr", "no_ray_restart"]
+    now = write(tmp_path, doc)
+    reruns = [write(tmp_path, doc, f"rerun-{k}.json") for k in range(RUNS - 1)]
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
+                     "--reruns", *reruns)
+    assert code == 1 and "compare: FAILED: 1 of 2 scenarios drifted" in text, text
+    row = next(cells(x) for x in text.splitlines() if x.strip().startswith(FAILING))
+    assert row[1:3] == ["fail [no_ray_restart]", f"fail [clean_stderr, no_ray_restart] "
+                                                  f"(clean_stderr failed in {RUNS} of {RUNS} runs)"], row
+    # fewer runs: undecided, listed to rerun
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
+                     "--reruns", *reruns[:1])
+    assert code == 1 and "Undecided: a declared varying oracle failed in every run" in text
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
+                     "--reruns", *reruns[:1], "--pending")
+    assert code == 0 and text.splitlines() == [
+        f"{FAILING}  # rerun: clean_stderr failed in 2 of 2 runs (varies:, {RUNS} needed)"]
+    assert list(known_failures.parse(text)) == [FAILING]  # a --scenarios-from file
+    crashed = copy.deepcopy(doc)
+    entry(crashed, FAILING).update(verdict="crash", oracles=["no_crash"])
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
+                     "--reruns", write(tmp_path, crashed, "crashed.json"), "--pending")
+    assert f"clean_stderr failed in 1 of 1 runs" in text, text
+    # a rerun of another implementation is no rerun
+    other = copy.deepcopy(doc)
+    other["impl"] = "reference"
+    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
+                     "--reruns", write(tmp_path, other, "other.json"))
+    assert code == 2 and "not of torchrl" in text, text
 
 
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):

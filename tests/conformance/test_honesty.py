@@ -20,7 +20,7 @@ FAULTS = {
     "kill-fails": (KILL, "the fault was not injected"),
     "exit-0": (TEARDOWN, "the driver exited 0 in the harness's probe after op 1"),
     "corrupt-line": (TEARDOWN, "history line 3 is not a JSON record"),
-    "race-not-set-up": (RACE, "no thread of the implementation was inside a Ray call"),
+    "race-not-set-up": (RACE, "no thread of the implementation was blocked in a Ray call"),
     "observer-hangs": (TEARDOWN, "the driver passed a deadline in the harness's probe after op 1"),
 }
 

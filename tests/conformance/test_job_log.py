@@ -87,3 +87,61 @@ def test_a_job_with_its_report_exits_with_the_suite_s_status(monkeypatch, tmp_pa
     assert job.submit_and_follow("http://127.0.0.1:8265", [], str(report),
                                  out=io.StringIO()) == 0
     assert json.loads(report.read_text())["scenarios"] == doc["scenarios"]
+
+
+class InterruptedTwice(FinishedJob):
+    """A job client the user interrupts while following the log, then again
+    while the job stops."""
+
+    stopped = False
+
+    async def tail_job_logs(self, job_id):
+        raise KeyboardInterrupt
+        yield  # an async generator
+
+    def stop_job(self, job_id):
+        self.stopped = True
+
+    def get_job_status(self, job_id):
+        raise KeyboardInterrupt
+
+
+def test_a_second_ctrl_c_while_the_job_stops_exits_130_without_a_traceback(
+        monkeypatch, tmp_path, capsys):
+    from ray.job_submission import JobStatus
+
+    client = InterruptedTwice("", JobStatus.RUNNING)
+    monkeypatch.setattr(job, "connect", lambda address: client)
+    try:
+        code = job.submit_and_follow("http://127.0.0.1:8265", [], str(tmp_path / "r.json"),
+                                     out=io.StringIO())
+    except KeyboardInterrupt:
+        pytest.fail("the second Ctrl-C escaped as a KeyboardInterrupt traceback")
+    err = capsys.readouterr().err
+    assert code == 130 and client.stopped
+    assert "Ctrl-C again: not waiting for rlc-" in err and "it was asked to stop" in err
+
+
+class NoSuite:
+    """``subprocess.Popen`` of a suite that exits 4 (a usage error) writing no report."""
+
+    def __init__(self, cmd):
+        self.cmd = cmd
+
+    def wait(self):
+        return 4
+
+
+def test_a_report_left_by_an_earlier_job_never_comes_back_as_this_one(
+        monkeypatch, tmp_path, capsys):
+    """Ray reuses an unchanged working_dir's directory: the earlier job's
+    report is there when this job's suite writes none."""
+    stale = tmp_path / job.REPORT_IN_JOB
+    stale.parent.mkdir()
+    stale.write_text(json.dumps({"schema": 2, "scenarios": [{"id": "old", "verdict": "pass"}]}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")
+    monkeypatch.setattr(job.subprocess, "Popen", NoSuite)
+    assert job.run_in_job(["--profile", "quick"]) == 4
+    out = capsys.readouterr().out
+    assert job.read_report_block(out) is None and job.exit_status(out) == 4

@@ -97,6 +97,42 @@ def test_teardown_that_kills_another_component_fails():
     assert "others_untouched" in judge(run)
 
 
+def test_teardown_that_ends_another_components_actor_still_starting_fails():
+    """An actor PENDING_CREATION in every earlier probe is judged too."""
+    run = run_of([
+        end(0, "construct", "collector", probe=actors(collector="PENDING_CREATION")),
+        end(1, "construct", "buffer",
+            probe=actors(collector="PENDING_CREATION", buffer="ALIVE")),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="DEAD", buffer="DEAD")),
+    ])
+    assert judge(run)["others_untouched"] == [
+        "op 2 (teardown buffer) ended collector actor collecto (DEAD; it was PENDING_CREATION)"]
+    still = run_of([
+        end(0, "construct", "collector", probe=actors(collector="PENDING_CREATION")),
+        end(1, "construct", "buffer", probe=actors(collector="PENDING_CREATION")),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="PENDING_CREATION")),
+    ])
+    assert "others_untouched" not in judge(still)
+
+
+def test_another_actor_never_observed_before_a_teardown_that_ended_is_unknown():
+    unseen = {"state": "unknown", "error": "GCS down"}
+    run = run_of([
+        end(0, "construct", "collector", probe={"actors": {"collector": {"collector-a": unseen}}}),
+        end(1, "construct", "buffer", probe={"actors": {"collector": {"collector-a": unseen},
+                                                        "buffer": {"buffer-a": {"state": "ALIVE"}}}}),
+        end(2, "teardown", "buffer", result={"calls": []},
+            probe=actors(collector="DEAD", buffer="DEAD")),
+    ])
+    verdict, violations, unknown_ = decide(run)
+    assert verdict == "error" and "others_untouched" not in violations
+    assert unknown_["others_untouched"] == [
+        "op 2 (teardown buffer): collector actor collecto is DEAD after it, and its state "
+        "before was never observed: whether this teardown ended it is unknown"]
+
+
 def test_actor_alive_after_its_teardown_fails():
     run = run_of([end(0, "teardown", "buffer", result={"calls": []},
                       probe=actors(buffer="ALIVE"))])
@@ -206,10 +242,102 @@ def test_name_still_registered_after_owner_teardown_fails():
     assert "name_freed" in judge(run_of(recs))
 
 
-def test_failing_second_driver_fails():
-    peer_op = end(1, "teardown", "evaluator", status="raised", error=err())
-    r = end(0, "peer", result={"exit_code": 0, "ops": [peer_op], "missing": []})
-    assert "peer_ok" in judge(run_of([r]))
+PEER_OPS = [Op("construct", "evaluator", {"connect": True, "named": True}),
+            Op("teardown", "evaluator")]
+
+
+def peer_result(*records, exit_code=0, stderr="", complete=True, corrupt=()):
+    """A ``peer`` op's result: the second driver's whole history (setup, the
+    records given, and if ``complete`` its final probe and exit record)."""
+    recs = [{"phase": "setup", "ray": RAY, "owner": "user"}, *records]
+    if complete:
+        recs += [dict(FINAL), {"phase": "exiting", "bound": 15.0}]
+    return {"exit_code": exit_code, "timed_out": False, "stderr": stderr,
+            "history": {"records": recs, "corrupt": list(corrupt), "torn": False,
+                        "missing": False}}
+
+
+def peer_run(*records, **kw):
+    ops = [Op("construct", "evaluator", {"named": True}),
+           Op("peer", None, {"ops": [o.to_dict() for o in PEER_OPS]})]
+    recs = [end(0, "construct", "evaluator", args={"named": True},
+                probe=actors(evaluator="ALIVE")),
+            end(1, "peer", args={"ops": [o.to_dict() for o in PEER_OPS]},
+                result=peer_result(*records, **kw))]
+    assert [Op.from_dict(r["op"]) for r in recs] == ops
+    return run_of(recs)
+
+
+PEER_BUILT = end(0, "construct", "evaluator", args={"connect": True, "named": True},
+                 probe=actors(evaluator="ALIVE"))
+
+
+def peer_teardown(duration=0.1, status="ok", error=None, probe=None):
+    call = {"status": status, "error": error, "duration": duration}
+    return end(1, "teardown", "evaluator", status=status, error=error,
+               result={"calls": [call]}, probe=probe or actors(evaluator="ALIVE"))
+
+
+def test_a_clean_second_driver_passes():
+    assert decide(peer_run(PEER_BUILT, peer_teardown()))[0] == "pass"
+
+
+def test_the_second_driver_is_judged_by_the_same_oracles_as_the_first():
+    """A 30 s teardown, a teardown that raises, one that ends the owner's
+    actor, a Ray restart and a traceback on stderr, each in the second
+    driver: each fails the oracle that judges it in the main driver."""
+    slow = peer_run(PEER_BUILT, peer_teardown(duration=30.0))
+    assert judge(slow) == {"teardown_within_bound": [
+        "op 1 (peer): second driver: op 1 (teardown evaluator) took 30.00s (bound 10.0s)"]}
+    assert decide(slow)[0] == "fail"
+    raising = judge(peer_run(PEER_BUILT, peer_teardown(status="raised", error=err())))
+    assert raising["teardown_never_raises"] == [
+        "op 1 (peer): second driver: op 1 (teardown evaluator) raised builtins.RuntimeError: boom"]
+    killing = judge(peer_run(PEER_BUILT, peer_teardown(probe=actors(evaluator="DEAD"))))
+    assert killing["own_actors_dead_after_teardown"] == [
+        "op 1 (peer): second driver: op 1 (teardown evaluator): a non-owning handle's "
+        "teardown ended the owner's actor evaluato (DEAD)"]
+    restarted = peer_teardown()
+    restarted["probe"]["ray"] = "127.0.0.1:1/session_b/02000000"
+    assert "no_ray_restart" in judge(peer_run(PEER_BUILT, restarted))
+    noisy = peer_run(PEER_BUILT, peer_teardown(),
+                     stderr="Traceback (most recent call last):\n  File x\nValueError: y\n")
+    assert judge(noisy) == {"clean_stderr": [
+        "op 1 (peer): second driver: stderr: Traceback (most recent call last):"]}
+
+
+def test_a_second_driver_that_crashed_is_a_crash():
+    crashed = peer_run(PEER_BUILT, {"phase": "begin", "i": 1, "deadline": 30,
+                                    "op": Op("teardown", "evaluator").to_dict()},
+                       exit_code=-11, complete=False)
+    verdict, violations, _ = decide(crashed)
+    assert verdict == "crash"
+    assert violations["no_crash"] == [
+        "op 1 (peer): second driver: driver killed by signal 11 in op 1 (teardown evaluator), "
+        "op 2 of 2"]
+
+
+def test_a_second_driver_that_could_not_build_fails_peer_ok():
+    failed = end(0, "construct", "evaluator", args={"connect": True, "named": True},
+                 status="raised", error=err("builtins.ValueError", "no such actor"))
+    skipped = end(1, "teardown", "evaluator", status="skipped", result={"reason": "never built"})
+    assert judge(peer_run(failed, skipped)) == {"peer_ok": [
+        "op 1 (peer): the second driver's op 0 (construct evaluator) raised "
+        "builtins.ValueError: no such actor"]}
+
+
+def test_a_second_driver_the_harness_could_not_observe_is_an_error():
+    torn = peer_run(PEER_BUILT, peer_teardown(), corrupt=[(3, "{not json")])
+    verdict, _, unknown_ = decide(torn)
+    assert verdict == "error"
+    assert unknown_["peer_ok"] == [
+        "op 1 (peer): the second driver's history line 3 is not a JSON record: '{not json'"]
+    cut = peer_run(PEER_BUILT, complete=False)  # exit 0 after its first op's probe
+    verdict, _, unknown_ = decide(cut)
+    assert verdict == "error"
+    assert unknown_["peer_ok"][0].startswith(
+        "op 1 (peer): the second driver stopped in the harness, after op 0 of 2, in the "
+        "harness's code; its history lacks the end records of ops 1 (of 2)")
 
 
 def test_actor_left_alive_after_all_teardowns_fails():
@@ -266,7 +394,7 @@ def test_a_collector_that_stops_early_fails_batch_counts():
 
 
 def test_a_thread_still_running_right_after_its_components_teardown_fails():
-    thread = {"ident": 7, "name": "RayCollector", "module": "impl.component"}
+    thread = {"key": "T7", "name": "RayCollector", "module": "impl.component"}
     recs = [end(0, "construct", "collector"),
             end(1, "start", "collector", probe={"threads": [thread]}),
             end(2, "teardown", "collector", result={"calls": []}, probe={"threads": [thread]})]
