@@ -8,6 +8,7 @@ import time
 import weakref
 
 from conformance.after_exit import Ledger, actors_after_exit, kill_zombies
+from conformance import conventions
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
@@ -176,6 +177,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
         after_exit=after_exit, teardown_bound=adapter.teardown_bound,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
+        features=frozenset(adapter.features),
     )
     verdict, violations, unknown = decide(run)
     entry = result_entry(scenario, impl, run, verdict, violations, duration, address, unknown)
@@ -215,6 +217,7 @@ def skip_entry(scenario, reason: str) -> dict:
 
 def result_entry(scenario, impl, run, verdict, violations, duration, address=None,
                  unknown=None) -> dict:
+    convention_gaps = conventions.gaps(scenario, run.features)
     return entry(
         scenario, verdict,
         oracles=sorted(violations),
@@ -226,13 +229,17 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
         unsupported=_op_notes(run.history.ops, "unsupported"),
         not_built=_op_notes(run.history.ops, "skipped"),
         not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
-                            for o in r["result"].get("not_checked", [])}),
+                            for o in r["result"].get("not_checked", [])}
+                           | set(convention_gaps)),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
         unknown=sorted(unknown or {}),
         evidence={
             "violations": violations,
             "unknown": unknown or {},
+            # oracle -> why it was not checked for an op (a convention the
+            # adapter does not declare, conformance.conventions)
+            "not_checked": convention_gaps,
             "missing": run.history.missing(),
             "history": format_history(run.history),
             "exit_code": run.exit_code,

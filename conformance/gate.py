@@ -29,6 +29,11 @@ def decide(doc: dict, out=sys.stdout, max_skipped: int = 0) -> int:
         reasons = "; ".join(f"{k} ({v})" for k, v in cov["skip_reasons"].items())
         print(f"SKIPPED: {cov['skipped']} of {n} scenarios (at most {max_skipped} allowed, "
               f"--max-skipped): {reasons}", file=out)
+    if cov.get("not_checked"):  # a declared gap is listed, never silent
+        missing = ", ".join(doc.get("features_missing") or []) or "?"
+        print("NOT CHECKED (features the implementation does not declare: "
+              f"{missing}): " + ", ".join(f"{o} in {k} scenario(s)"
+                                        for o, k in sorted(cov["not_checked"].items())), file=out)
     for s in g["new_failures"]:
         if s["verdict"] == "error":
             print(f"NEW HARNESS ERROR: {s['id']}: the suite could not observe this scenario as "

@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from conformance.conventions import not_checked
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
@@ -53,6 +54,9 @@ class Run:
     after_exit: dict = field(default_factory=dict)
     teardown_bound: float = 10.0
     closed_errors: tuple = ()  # qualified names
+    #: the adapter's features (None: every one); a convention it lacks makes
+    #: the findings resting on it not checked (``conformance.conventions``)
+    features: frozenset | None = None
 
     def op_records(self, verb=None, target=None):
         for r in self.history.ops:
@@ -786,15 +790,28 @@ class Judgement:
     unknown: dict = field(default_factory=dict)
 
 
+OP_INDEX = re.compile(r"op (\d+) \(")
+
+
+def op_index(finding: str) -> int | None:
+    """The op a finding is about (it starts with ``_label``), or None."""
+    found = OP_INDEX.match(finding)
+    return int(found.group(1)) if found else None
+
+
 def judge(run: Run) -> Judgement:
-    """Every oracle's findings, run safely: an oracle that raises is unknown."""
+    """Every oracle's findings, run safely: an oracle that raises is unknown.
+    A finding about an op that rests on a convention the implementation
+    lacks is dropped: that oracle is not checked for that op."""
     out = Judgement()
+    unchecked = not_checked(run.scenario, run.features)
     for name, oracle in ORACLES.items():
         try:
             findings = oracle(run)
         except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
             out.unknown[name] = [f"the oracle raised {type(exc).__name__}: {exc}"]
             continue
+        findings = [f for f in findings if name not in unchecked.get(op_index(f), {})]
         bad = [str(f) for f in findings if not isinstance(f, Unknown)]
         unsure = [str(f) for f in findings if isinstance(f, Unknown)]
         if bad:

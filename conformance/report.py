@@ -1,7 +1,7 @@
 """The JSON report: a stable interface for CI tools (documented in README).
 
     {"schema": 2, "impl": "reference", "versions": {...}, "generated": "...",
-     "summary": {"pass": n, ...},
+     "summary": {"pass": n, ...}, "coverage": {...}, "features_missing": [...],
      "scenarios": [{"id", "family", "fixture", "owner", "components",
                     "verdict", "oracles", "evidence", "repro", "duration",
                     "known_failure"}]}
@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from importlib import metadata
 
+from conformance.adapter import FEATURES
 from conformance.verdict import BAD, VERDICTS
 
 #: 2: the "error" verdict, each entry's "unknown" oracles and evidence
@@ -47,9 +48,16 @@ def build(impl: str, adapter, results: list[dict], known: dict | None = None,
     for s in results:
         s["known_failure"] = known.get(s["id"])
     doc = document(impl, versions(adapter), results)
+    doc["features_missing"] = features_missing(adapter)
     if shard is not None:
         doc["shard"] = shard
     return doc
+
+
+def features_missing(adapter) -> list[str]:
+    """The features of the contract, conventions included, that ``adapter``
+    does not declare: what its scenarios skip, do without, or leave unchecked."""
+    return sorted(set(FEATURES) - set(adapter.features))
 
 
 def document(impl: str, versions: dict, scenarios: list[dict],
@@ -115,7 +123,7 @@ def summary_lines(doc: dict) -> list[str]:
     if shard_note(doc):
         lines.append(shard_note(doc))
     cov = doc.get("coverage") or coverage(doc["scenarios"])
-    if cov["skipped"] or cov["ops_unsupported"] or cov.get("ops_not_built"):
+    if cov["skipped"] or cov["ops_unsupported"] or cov.get("ops_not_built") or cov["not_checked"]:
         lines.append(f"coverage: {cov['run']} of {cov['scenarios']} scenarios run to a verdict; "
                      f"{cov['ops_unsupported']} ops unsupported; "
                      f"{cov.get('ops_not_built', 0)} ops on a component never built; not checked: "

@@ -17,11 +17,10 @@ and parse, no harness step failed and every oracle could answer. Otherwise:
 """
 from __future__ import annotations
 
-import re
-
+from conformance.conventions import may_refuse
 from conformance.verbs import HARNESS, VERBS
 from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
-    position_text, watchdog_fired
+    op_index, position_text, watchdog_fired
 
 VERDICTS = ("pass", "fail", "crash", "hang", "error", "setup-error", "skip")
 #: verdicts that turn the gate red
@@ -34,7 +33,8 @@ def setup_failure(run: Run) -> str | None:
         return "the driver failed before the scenario started (see stderr)"
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
-        if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
+        if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")) \
+                and not may_refuse(run.scenario, run.features, r["i"]):
             e = r["error"]
             return f"constructing {r['op']['target']} raised {e['type']}: {e['message'][:300]}"
     return None
@@ -86,17 +86,14 @@ def failed_harness_step(run: Run) -> int | None:
     return None
 
 
-OP_INDEX = re.compile(r"op (\d+) \(")
-
-
 def _split_at(violations: dict, step: int) -> tuple[dict, dict]:
     """Violations seen before op ``step`` stand; later ones (and those not
     tied to an op) were observed on a run the harness broke: unknown."""
     kept, moved = {}, {}
     for oracle, msgs in violations.items():
         for m in msgs:
-            found = OP_INDEX.match(m)
-            if oracle in ("no_crash", "no_hang") or (found and int(found.group(1)) < step):
+            i = op_index(m)
+            if oracle in ("no_crash", "no_hang") or (i is not None and i < step):
                 kept.setdefault(oracle, []).append(m)
             else:
                 moved.setdefault(oracle, []).append(

@@ -10,8 +10,8 @@ FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
          "job_actors": {"actors": {}, "source": "gcs"}, "zombie_pids": {}}
 
 
-def scenario(*ops, owner="user"):
-    return Scenario("order", "local", owner, "t", tuple(ops))
+def scenario(*ops, owner="user", spec=None):
+    return Scenario("order", "local", owner, "t", tuple(ops), spec=dict(spec or {}))
 
 
 def end(i, verb, target=None, status="ok", args=None, result=None, probe=None,
@@ -26,7 +26,7 @@ def err(t="builtins.RuntimeError", m="boom"):
     return {"type": t, "message": m, "traceback": ""}
 
 
-def run_of(records, owner="user", complete=True, corrupt=(), **kw):
+def run_of(records, owner="user", complete=True, corrupt=(), spec=None, **kw):
     """A run of the ops whose records are given; ``complete`` adds the final
     probe (unless given) and the exit record, as a driver that got there."""
     ops = [Op.from_dict(r["op"]) for r in records if r.get("phase") in ("end", "begin")]
@@ -36,7 +36,7 @@ def run_of(records, owner="user", complete=True, corrupt=(), **kw):
             recs.append(dict(FINAL))
         recs.append({"phase": "exiting", "bound": 15.0})
     kw.setdefault("exit_code", 0)
-    return Run(scenario=scenario(*ops, owner=owner),
+    return Run(scenario=scenario(*ops, owner=owner, spec=spec),
                history=History(HistoryFile(records=recs, corrupt=list(corrupt)),
                                expected_ops=len(ops)),
                closed_errors=("impl.errors.ComponentClosedError",), **kw)
