@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import ray
 
-from impl import calls, runtime
+from impl import calls, resources, runtime
 from impl.errors import ActorNotReadyError, ComponentClosedError, ReadinessTimeout
 
 logger = logging.getLogger(__name__)
@@ -222,7 +222,7 @@ class RayComponent:
                 finally:
                     lease = self._lease
                     if lease is not None:
-                        runtime.release(lease, shutdown_ray=shutdown_ray)
+                        self._release(lease, shutdown_ray)
                     self._teardown_done.set()
             else:
                 if shutdown_ray:
@@ -232,6 +232,10 @@ class RayComponent:
                     self._join_thread(deadline)
         except BaseException as exc:
             calls.swallow(exc)
+
+    def _release(self, lease: runtime.RuntimeLease, shutdown_ray: bool) -> None:
+        """Give the runtime lease back (``impl.runtime.release``)."""
+        runtime.release(lease, shutdown_ray=shutdown_ray)
 
     def _join_thread(self, deadline: float) -> None:
         thread = self._thread
@@ -249,15 +253,24 @@ class RayComponent:
             self._actors_unreachable(actors)
             return
         self._before_kill(actors, deadline)
+        try:
+            release = resources.Release(resources.held(actors, deadline))
+        except BaseException as exc:
+            calls.swallow(exc)
+            release = None
         for handle in actors:
             try:
                 calls.kill(handle)
             except BaseException as exc:
                 calls.swallow(exc)
-        # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead.
+        # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead,
+        # and until what they held shows free again (impl.resources)
         try:
             refs = [calls.call(h, "ping") for h in actors]
             calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
+            if release is not None and not release.wait(deadline):
+                logger.info("%s: resources not shown free within %s s of the kill",
+                            type(self).__name__, resources.RELEASE_WAIT)
         except BaseException as exc:
             calls.swallow(exc)
         self._after_kill(deadline)

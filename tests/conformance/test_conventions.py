@@ -87,3 +87,31 @@ def test_a_constructor_refusing_total_frames_minus_one_without_endless_is_no_set
     built = end(0, "construct", "collector")
     assert "batch_counts" in judge(run_of([built, none], spec=endless, features=ALL))
     assert judge(run_of([built, none], spec=endless, features=without("endless"))) == {}
+
+
+UNDECLARED = "tests.conformance.undeclared_convention:UndividedAdapter"
+DECLARED = "regression:sync-batch-not-divided"
+
+
+def test_an_implementation_lacking_a_convention_gets_not_checked_instead_of_a_failure(
+        session, tmp_path):
+    from conformance import catalog
+    from conformance.execute import failure_message, run_scenario
+    from conformance.registry import load_adapter
+
+    cases = {  # scenario -> what rests on sync_division there
+        "construction_failure/local/user/collector-invalid-sync_divisible": "fails_clearly",
+        "exhaustion/local/user/sync": "batch_counts",
+    }
+    for k, (sid, oracle) in enumerate(cases.items()):
+        scenario = catalog.find(sid)
+        lacking = run_scenario(scenario, UNDECLARED, load_adapter(UNDECLARED), session,
+                               str(tmp_path / f"undeclared{k}"))
+        assert lacking["verdict"] == "pass", failure_message(lacking)
+        assert lacking["not_checked"] == [oracle], lacking["not_checked"]
+        assert "sync_division" in lacking["evidence"]["not_checked"][oracle][0]
+        # the same code declaring the convention fails where it breaks it
+        claimed = run_scenario(scenario, DECLARED, load_adapter(DECLARED), session,
+                               str(tmp_path / f"declared{k}"))
+        assert (claimed["verdict"], claimed["oracles"], claimed["not_checked"]) == (
+            "fail", [oracle], []), failure_message(claimed)
