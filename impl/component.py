@@ -2,8 +2,9 @@
 
 A component holds a runtime lease and the handles of its actors. Teardown is
 idempotent, thread-safe, bounded in time and never raises; it kills only the
-component's own actors and never touches handles once the runtime they
-belong to is gone. After teardown every public method raises
+component's own actors, returns once they are dead and what they held shows
+free in ``ray.available_resources()`` (``impl.resources``), and never touches
+handles once the runtime they belong to is gone. After teardown every public method raises
 :class:`ComponentClosedError`.
 """
 
