@@ -315,10 +315,18 @@ def _runtime_of(run: Run, component: str):
     return None
 
 
-def _killed_by_harness(run: Run) -> set:
-    """Ids of the actors a harness kill hit."""
-    return {((r.get("result") or {}).get("actor") or {}).get("id")
-            for r in run.op_records("kill") if r["status"] == "ok"} - {None}
+def _killed_by_harness(run: Run) -> tuple[set, set]:
+    """Ids of the actors a harness kill ended (a hung one lives on: the
+    teardown ends it), and of the nodes it removed (with every actor there)."""
+    actors, nodes = set(), set()
+    for r in run.op_records("kill"):
+        res = r.get("result") or {}
+        if r["status"] != "ok" or res.get("how") == "hang":
+            continue
+        actors.add((res.get("actor") or {}).get("id"))
+        if res.get("how") == "remove_node":
+            nodes.add((res.get("actor") or {}).get("node_id"))
+    return actors - {None}, nodes - {None}
 
 
 def at_return(run: Run, r: dict):
@@ -351,7 +359,7 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
     probe's settle wait (up to SETTLE_SECONDS). A non-owning handle's teardown
     leaves the owner's actors ALIVE."""
     out = []
-    killed = _killed_by_harness(run)
+    killed, removed = _killed_by_harness(run)
     for r in run.op_records("teardown"):
         comp = r["op"]["target"]
         if r["status"] != "ok":
@@ -372,7 +380,8 @@ def own_actors_dead_after_teardown(run: Run) -> list[str]:
         returned = readings[1]["actors"] if readings else {}
         for aid, st in actors.get(comp, {}).items():
             when = "after teardown"
-            if aid in returned and aid not in killed:
+            if aid in returned and aid not in killed \
+                    and returned[aid].get("node_id") not in removed:
                 st, when = returned[aid], "when its teardown returned"
             state = st.get("state")
             if state in ("unknown", None):
@@ -399,8 +408,11 @@ def resources_released_at_teardown(run: Run) -> list[str]:
     lags an actor's start as it lags its death (measured: 36 ms after a new
     actor answered, available still showed its CPU free). Judged when the
     teardown began on its component's runtime and Ray was up at its return
-    (``at_return``), on nodes live in both readings."""
+    (``at_return``), on nodes live in both readings, for the actors no
+    harness kill ended (a removed node's view is stale until the GCS declares
+    it dead)."""
     out = []
+    killed, removed = _killed_by_harness(run)
     for r in run.op_records("teardown"):
         comp = r["op"]["target"]
         if r["status"] != "ok" or _construct_args(run, comp).get("connect"):
@@ -414,6 +426,8 @@ def resources_released_at_teardown(run: Run) -> list[str]:
         before, after = readings
         held: dict = {}
         for aid, st in (before.get("actors") or {}).items():
+            if aid in killed or st.get("node_id") in removed:
+                continue  # dead already, or its node is: not the teardown's to release
             if st.get("state") in ("unknown", None):
                 out.append(_unknown_state(f"the reading before {_label(r)}", comp, aid, st))
             elif st.get("state") == "ALIVE":

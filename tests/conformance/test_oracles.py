@@ -456,9 +456,13 @@ def test_actors_alive_when_the_teardown_returned_fail_even_if_dead_after_the_wai
     other = "127.0.0.1:9/session_z/02000000"
     assert judge(run_of([built, teardown_with(reading(ray=other), reading(ray=other))])) == {}
     # an actor the harness killed is judged after the wait (a removed node's: the GCS lags)
-    kill = end(1, "kill", "collector", result={"how": "remove_node",
+    kill = end(1, "kill", "collector", result={"how": "sigkill",
                                                "actor": {"id": "collector-a"}})
     assert judge(run_of([built, kill, teardown_with(reading(), reading(cpu=2.0), i=2)])) == {}
+    # a hung one lives on until its teardown ends it: judged at return
+    hang = end(1, "kill", "collector", result={"how": "hang", "actor": {"id": "collector-a"}})
+    assert "own_actors_dead_after_teardown" in judge(
+        run_of([built, hang, teardown_with(reading(), reading(cpu=2.0), i=2)]))
 
 
 def test_resources_not_back_when_the_teardown_returned_fail():
@@ -473,6 +477,11 @@ def test_resources_not_back_when_the_teardown_returned_fail():
     # (it lags an actor's start): what was free then counts at most total - held
     stale = teardown_with(reading(cpu=2.0), reading(state="DEAD", cpu=1.5))
     assert "resources_released_at_teardown" in judge(run_of([built, stale]))
+    # a node the harness removed: its view is stale, what it held is gone with it
+    kill = end(1, "kill", "collector", result={"how": "remove_node",
+                                               "actor": {"id": "x", "node_id": "n1"}})
+    assert judge(run_of([built, kill, teardown_with(reading(), reading(state="DEAD"), i=2)])) \
+        == {}
     # a reading that failed is unknown, never fine
     broken = teardown_with({"error": err("fixtures.gcs.GcsUnreachable", "x")},
                            reading(state="DEAD", cpu=2.0))
