@@ -14,7 +14,7 @@ from conformance.history import History, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
 from conformance.verbs import deadline_of
 from conformance.oracles import Run
-from conformance.verdict import decide
+from conformance.verdict import decide, texts
 
 STDERR_TAIL = 4000
 
@@ -179,8 +179,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
         features=frozenset(adapter.features),
     )
-    verdict, violations, unknown = decide(run)
-    entry = result_entry(scenario, impl, run, verdict, violations, duration, address, unknown)
+    entry = result_entry(scenario, impl, run, decide(run), duration, address)
     entry["timings"] = phase_times(history, duration, outcome.duration)
     # from the driver's adoption (or start) to the verdict
     entry["evidence"]["cpu_pressure"] = pressure.share()
@@ -199,8 +198,8 @@ def entry(scenario, verdict: str, **fields) -> dict:
         sid, components, ops = scenario.id, list(scenario.components), scenario.describe()
     return {"id": sid, "family": family, "fixture": fixture, "owner": owner,
             "components": components, "verdict": verdict, "oracles": [], "unsupported": [],
-            "not_built": [], "not_checked": [], "unknown": [], "evidence": {}, "repro": "", "duration": 0,
-            "ops": ops, **fields}
+            "not_built": [], "not_checked": [], "unknown": [], "findings": [], "evidence": {},
+            "repro": "", "duration": 0, "ops": ops, **fields}
 
 
 def _op_notes(ops: list[dict], status: str) -> list[str]:
@@ -215,12 +214,12 @@ def skip_entry(scenario, reason: str) -> dict:
     return entry(scenario, "skip", evidence={"reason": reason})
 
 
-def result_entry(scenario, impl, run, verdict, violations, duration, address=None,
-                 unknown=None) -> dict:
+def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
+    """The report entry of a judged run (``decision``: ``verdict.decide``'s)."""
     convention_gaps = conventions.gaps(scenario, run.features)
     return entry(
-        scenario, verdict,
-        oracles=sorted(violations),
+        scenario, decision.verdict,
+        oracles=sorted(decision.violations),
         # coverage: ops not done because the implementation lacks a feature
         # (unsupported), and ops on a component that was never built (e.g. a
         # constructor allowed to fail with its defaults, that did): two
@@ -233,10 +232,12 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
                            | set(convention_gaps)),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
-        unknown=sorted(unknown or {}),
+        unknown=sorted(decision.unknown),
+        # every finding as data, earliest first (conformance.findings)
+        findings=[f.as_dict(oracle) for oracle, f in decision.ordered()],
         evidence={
-            "violations": violations,
-            "unknown": unknown or {},
+            "violations": texts(decision.violations),
+            "unknown": texts(decision.unknown),
             # oracle -> why it was not checked for an op (a convention the
             # adapter does not declare, conformance.conventions)
             "not_checked": convention_gaps,

@@ -31,7 +31,7 @@ def test_a_sync_batch_not_divided_fails_unless_the_convention_is_not_declared():
         "op 1 (exhaust collector): 4 batches until total_frames=512; 8 expected "
         "(frames_per_batch=64)"]
     lacking = run_of(ops, features=without("sync_division"))
-    assert decide(lacking)[0] == "pass"
+    assert decide(lacking).verdict == "pass"
     assert conventions.gaps(lacking.scenario, lacking.features) == {"batch_counts": [
         "op 1 (exhaust collector): rests on the sync_division convention, not declared"]}
     # an async collector's batches are still counted
@@ -77,11 +77,11 @@ def test_a_constructor_refusing_total_frames_minus_one_without_endless_is_no_set
     short = end(1, "iterate", "collector", status="skipped", args={"batches": 2},
                 result={"reason": "no collector: never built"})
     endless = {"total_frames": -1}
-    assert decide(run_of([refused, short], spec=endless, features=ALL))[0] == "setup-error"
+    assert decide(run_of([refused, short], spec=endless, features=ALL)).verdict == "setup-error"
     assert decide(run_of([refused, short], spec=endless,
-                         features=without("endless")))[0] == "pass"
+                         features=without("endless"))).verdict == "pass"
     # the same refusal of an ordinary total_frames is a setup error either way
-    assert decide(run_of([refused, short], features=without("endless")))[0] == "setup-error"
+    assert decide(run_of([refused, short], features=without("endless"))).verdict == "setup-error"
     # built, it must still count the batches asked for, unless -1 is not declared
     none = end(1, "iterate", "collector", args={"batches": 2}, result={"batches": 0})
     built = end(0, "construct", "collector")

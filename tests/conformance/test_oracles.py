@@ -3,7 +3,7 @@ from conformance.history import History, HistoryFile
 from conformance.oracles import ORACLES, Run
 from conformance.oracles import judge as _judge
 from conformance.scenario import Op, Scenario
-from conformance.verdict import decide
+from conformance.verdict import decide as _decide, texts
 
 RAY = "127.0.0.1:1/session_a/01000000"
 FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
@@ -43,12 +43,19 @@ def run_of(records, owner="user", complete=True, corrupt=(), spec=None, **kw):
 
 
 def judge(run):
-    """The failing oracles with their violations."""
-    return _judge(run).violations
+    """The failing oracles with their violations' texts."""
+    return texts(_judge(run).violations)
 
 
 def unknown(run):
-    return _judge(run).unknown
+    """The oracles that could not answer, with why (texts)."""
+    return texts(_judge(run).unknown)
+
+
+def decide(run):
+    """The verdict, and the texts of the violations and of the unknown findings."""
+    d = _decide(run)
+    return d.verdict, texts(d.violations), texts(d.unknown)
 
 
 def actors(**by_comp):
@@ -486,7 +493,7 @@ def test_resources_not_back_when_the_teardown_returned_fail():
     broken = teardown_with({"error": err("fixtures.gcs.GcsUnreachable", "x")},
                            reading(state="DEAD", cpu=2.0))
     assert unknown(run_of([built, broken]))["resources_released_at_teardown"] == [
-        "the reading before op 1 (teardown collector) raised fixtures.gcs.GcsUnreachable: x"]
+        "op 1 (teardown collector): the reading before it raised fixtures.gcs.GcsUnreachable: x"]
 
 
 def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
