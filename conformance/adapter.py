@@ -4,7 +4,15 @@ An adapter maps one small :class:`Spec` onto an implementation's constructors
 and verbs, and declares which features it supports so that a scenario that
 needs a missing feature is skipped with the reason. Subclass :class:`Adapter`
 and override what differs; ``ci/example-fork/myfork_adapter.py`` is a
-worked example in about 50 lines.
+worked example in about 50 lines; ``docs/adapter-contract.md`` is the
+contract in prose.
+
+Some features are *conventions* (``CONVENTIONS`` below): what the suite
+assumes of the arguments and results of an implementation's calls
+(``total_frames=-1``, how a sync batch is divided, what ``submit``/``poll``
+do). No scenario needs one: an adapter that lacks a convention still runs
+every scenario, and the oracles that rest on it are reported *not checked*
+for the ops that rely on it (``conformance.conventions``) instead of failing.
 """
 from __future__ import annotations
 
@@ -17,11 +25,14 @@ FEATURES = {
     "buffer": "a replay buffer component (without it the catalog has no buffer: "
               "scenarios about the buffer do not exist, those that merely include it "
               "run without it, their ids marked ~no-buffer)",
-    "buffer_mode": "the collector writes into a replay buffer",
+    "buffer_mode": "the collector writes into a replay buffer (built with the buffer: every "
+                   "batch goes there, and iterating yields the frames written, or None)",
     "background": "collector.start(): collection in a background thread",
     "evaluator": "an eval worker component",
     "named_evaluator": "a named, detached eval worker reachable with from_name",
-    "shutdown_ray": "collector.shutdown(shutdown_ray=True)",
+    "shutdown_ray": "collector.shutdown(shutdown_ray=True): ends a Ray runtime the "
+                    "implementation started, once the last of its components is torn down "
+                    "(deferred while another holds it); never a runtime the user started",
     "liveness": "is_alive() on every component (optional: without it check_alive is "
                 "recorded unsupported and liveness_reports_death is not checked)",
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
@@ -32,7 +43,35 @@ FEATURES = {
                      "Without it a scenario that builds a component infeasible or removes "
                      "the node under it is skipped; elsewhere Ray places the actors (the "
                      "multinode fixture's placement is then not honoured)",
+    # -- conventions: no scenario needs one; without one, what rests on it is
+    # not checked (conformance.conventions names which oracle for which op)
+    "frame_budget": "the collector's constructor takes total_frames: its iteration ends "
+                    "once that many frames were collected, and the collector then shuts "
+                    "its actors down by itself (a later teardown is a no-op); a "
+                    "total_frames below -1 is refused at construction. Without it: "
+                    "exhaustion_auto_shutdown, batch_counts of an exhaust, and fails_clearly "
+                    "of the invalid total_frames constructor are not checked",
+    "endless": "total_frames=-1 means no budget: the collector yields batches until the "
+               "user's loop breaks. Without it: batch_counts of a collector built with -1 "
+               "is not checked, and its constructor may refuse -1",
+    "batch_size": "the collector's constructor takes frames_per_batch, the frames of every "
+                  "batch it yields, and refuses one below 1. Without it: batch_counts of an "
+                  "exhaust and fails_clearly of the invalid frames_per_batch constructor are "
+                  "not checked",
+    "sync_division": "with sync=True a batch is frames_per_batch frames in all, split evenly "
+                     "across the actors (frames_per_batch / num_collectors each), and a "
+                     "frames_per_batch the actors do not divide is refused at construction. "
+                     "Without it: batch_counts of a sync collector and fails_clearly of the "
+                     "sync_divisible constructor are not checked",
+    "async_eval": "the eval worker's submit(weights, max_steps) starts an evaluation and "
+                  "returns at once; poll(timeout) returns its result, or None when it is not "
+                  "done within timeout. Without it (the adapter emulates submit): "
+                  "use_after_close_clear_error of submit() after teardown is not checked",
 }
+
+#: the features that are conventions (``conformance.conventions``): never a
+#: scenario's requirement, only what some oracles' findings rest on
+CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval")
 
 
 @dataclass(frozen=True)
@@ -41,13 +80,27 @@ class Spec:
 
     #: a gymnasium env id; for a collector also a tuple, one id per actor
     env_id: str | tuple = "CartPole-v1"
+    #: the frames of every batch the collector yields (``batch_size``); with
+    #: ``sync`` the whole batch's, split across the actors (``sync_division``)
     frames_per_batch: int = 64
+    #: the collector's budget (``frame_budget``): iteration ends once that
+    #: many frames were collected and the collector shuts itself down; -1:
+    #: no budget, until the user's loop breaks (``endless``)
     total_frames: int = 512
+    #: how many collector actors
     num_collectors: int = 2
+    #: one batch from every actor per iteration (``sync``), or first ready,
+    #: first served (``async``)
     sync: bool = False
     buffer_capacity: int = 100_000
+    #: the step bound of one evaluation (``submit``'s)
     eval_max_steps: int = 50
-    # component -> Ray actor options, e.g. {"resources": {"node_a": 1}}
+    #: component -> Ray actor options for each of its actors, merged over the
+    #: adapter's own small requests: ``num_cpus``, ``num_gpus`` and
+    #: ``resources`` (custom resources: ``{"node_a": 1}`` places it on a node
+    #: of the multinode fixture, ``{"rlc_infeasible": 1}`` on none). The keys
+    #: are ``ray.actor.ActorClass.options``'s; an adapter translates them to
+    #: the implementation's own settings (RLlib: ``num_cpus_per_env_runner``...)
     resources: dict = field(default_factory=dict)
     actor_name: str | None = None
     namespace: str = "rlc-conformance"
@@ -119,6 +172,16 @@ class Adapter:
 
     # -- teardown -----------------------------------------------------------
     def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
+        """``shutdown()`` / ``close()``. When it returns, the component's actors
+        are DEAD in the GCS and the resources they held are back in
+        ``ray.available_resources()`` (``ray.kill`` is asynchronous: an
+        implementation waits for both, bounded), so that a component built
+        right after finds them free; judged at return, not after a wait
+        (``own_actors_dead_after_teardown``, ``resources_released_at_teardown``).
+        ``shutdown_ray=True`` asks to end a Ray runtime the implementation
+        started: deferred while another component still holds it, done when
+        the last one is torn down (``owned_runtime_ended``), never on a
+        runtime the user started."""
         if component == "collector":
             if shutdown_ray:
                 obj.shutdown(shutdown_ray=True)
@@ -131,6 +194,12 @@ class Adapter:
 
     # -- verbs ----------------------------------------------------------------
     def iterate(self, collector):
+        """An iterator of batches, until ``total_frames`` (``frame_budget``;
+        without end for -1, ``endless``). A batch is what the implementation
+        yields: something with ``numel()`` (a TensorDict: its frames), a list
+        of RLlib episode chunks, or, in buffer mode (``buffer_mode``: the
+        batches go into the buffer), the number of frames written or None
+        (``conformance.verbs.frames_of`` counts them; None: not counted)."""
         return iter(collector)
 
     def start(self, collector) -> None:
@@ -140,12 +209,20 @@ class Adapter:
         return buffer.sample(batch_size)
 
     def extend(self, buffer, data) -> None:
+        """``data`` is a TensorDict of n rows, ``batch_size=[n]``, with the keys
+        a CartPole collector writes (``observation``, ``action``, and
+        ``("next", ...)``: ``observation``, ``reward``, ``done``, ``terminated``,
+        ``truncated``); an adapter whose buffer takes another shape converts it
+        here. After it the buffer holds n more frames (up to its capacity)."""
         buffer.extend(data)
 
     def buffer_len(self, buffer) -> int:
         return len(buffer)
 
     def submit(self, evaluator, spec: Spec) -> None:
+        """Start one evaluation of at most ``spec.eval_max_steps`` steps and
+        return at once (``async_eval``; without it an adapter records the
+        request and ``poll`` runs it)."""
         evaluator.submit(self.eval_weights(evaluator), spec.eval_max_steps)
 
     def eval_weights(self, evaluator):
@@ -153,6 +230,10 @@ class Adapter:
         return None
 
     def poll(self, evaluator, timeout: float):
+        """The result of the evaluation ``submit`` started, or None when it is
+        not done within ``timeout`` seconds (never an exception for "not yet":
+        an adapter whose implementation raises one returns None here).
+        Without ``async_eval`` an adapter may run the evaluation here."""
         return evaluator.poll(timeout)
 
     def is_alive(self, component: str, obj) -> bool:

@@ -34,6 +34,40 @@ from fixtures.wait import poll
 DEAD_STATES = {"DEAD"}
 
 
+def node_resources() -> dict:
+    """Per live node: ``{"available": {...}, "total": {...}}``, the numbers
+    ``ray.available_resources()`` and ``ray.cluster_resources()`` sum (their
+    own source, ``ray._private.state``). Private on purpose: the public
+    functions sum over the live nodes, and a node the harness removed
+    (``kill how=remove_node``) drops out of that sum when the GCS declares it
+    dead, ~3 s after the kill on the multinode fixture (its health check,
+    ``fixtures.clusters.MultinodeCluster``), possibly between two readings."""
+    from ray._private import state
+
+    available = state.available_resources_per_node()
+    return {node: {"available": available.get(node, {}), "total": total}
+            for node, total in state.total_resources_per_node().items()}
+
+
+def ray_processes(pids_to_skip=()) -> list[dict]:
+    """The Ray processes below this driver (a local runtime it started: GCS,
+    raylet, agents, workers): pid, name, command line, start time."""
+    import psutil
+
+    out = []
+    for proc in psutil.Process().children(recursive=True):
+        if proc.pid in pids_to_skip:
+            continue
+        info = procs.describe(proc)
+        if info["name"] in ("gcs_server", "raylet") or info["cmdline"].startswith("ray::") \
+                or "/ray/" in info["cmdline"]:
+            try:
+                out.append({**info, "create_time": proc.create_time()})
+            except psutil.Error:
+                continue
+    return out
+
+
 def ray_identity() -> str | None:
     """The connected Ray runtime as "gcs/session/job", without ever starting
     one: one definition, the reference's (``impl.runtime.runtime_identity``)."""
@@ -89,6 +123,10 @@ class Context:
         self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
         self.armed_kills: list = []  # kills waiting to land inside an op (verbs.kill `during`)
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
+        #: runtime identity -> the Ray processes below the driver while it ran
+        #: (a local runtime the driver's process started; read after constructs)
+        self.runtime_processes: dict = {}
+        self.last_runtime: str | None = None  # the identity in the last probe
         self.baseline_threads: list = []  # the threads before the scenario (threads.new_threads)
 
     # -- Ray facts, read without starting Ray --------------------------------
@@ -119,6 +157,18 @@ class Context:
         self.note_ray_started()
         return {"gcs_address": ray.get_runtime_context().gcs_address,
                 "job_id": ray.get_runtime_context().get_job_id()}
+
+    def node_cpus(self, place: str | None) -> float:
+        """The CPUs of the node a component is placed on: ``place`` on the
+        multinode fixture, the local runtime the driver's ray.init starts."""
+        fx = self.fixture
+        if fx["kind"] == "local" and "num_cpus" in fx.get("init", {}):
+            return float(fx["init"]["num_cpus"])
+        for node in fx.get("nodes", []):
+            if node["name"] == place and "CPU" in node.get("resources", {}):
+                return float(node["resources"]["CPU"])
+        raise verbs.HarnessError(f"the CPUs of node {place!r} of the {fx['kind']} fixture "
+                                 "are not known: a component cannot fill it")
 
     @property
     def observer(self):
@@ -181,6 +231,49 @@ class Context:
                 out[i] = {"state": "unknown", "pid": pid, "error": why}
         return out
 
+    def release_reading(self, component: str) -> dict | None:
+        """What a teardown of ``component`` must release, read now: the
+        runtime, the GCS records of the component's actors (with what each
+        holds) and every node's resources; None without a Ray connection."""
+        import ray
+
+        if not ray.is_initialized():
+            return None
+        ids = [a["id"] for a in self.actors.get(component, [])]
+        return {"ray": ray_identity(), "actors": self.actor_states(ids),
+                "resources": node_resources()}
+
+    def note_runtime(self, identity: str | None, op: Op) -> dict | None:
+        """Follow the driver's runtime from probe to probe: remember the Ray
+        processes below the driver after a construct; when the runtime of
+        the last probe is gone, what is left of it: its processes still
+        running and, on a cluster that outlives it, its job and the job's
+        live actors (``owned_runtime_ended``)."""
+        ended, self.last_runtime = self.last_runtime, identity
+        if identity is not None:
+            if op.verb == "construct":
+                skip = {self.peer_standby.pid} if self.peer_standby is not None else set()
+                known = {p["pid"]: p for p in self.runtime_processes.get(identity, [])}
+                known.update({p["pid"]: p for p in ray_processes(skip)})
+                self.runtime_processes[identity] = list(known.values())
+            return None
+        if ended is None:
+            return None
+        left = [p for p in self.runtime_processes.get(ended, []) if procs.pid_alive(p["pid"])]
+        out = {"identity": ended, "processes_left": left}
+        if self.fixture.get("kind") != "local" and self.observer is not None:
+            job = ended.rsplit("/", 1)[-1]
+            try:
+                jobs = {j["job_id"]: j for j in self.observer.jobs()}
+                live = {aid: {"state": r["state"], "class_name": r.get("class_name")}
+                        for aid, r in self.observer.job_actors(job).items()
+                        if r["state"] != "DEAD"}
+                out["job"] = {"id": job, "dead": jobs.get(job, {}).get("is_dead"),
+                              "live_actors": live}
+            except Exception as exc:  # noqa: BLE001 - judged unknown
+                out["job"] = {"id": job, "error": describe_error(exc)}
+        return out
+
     def describe_actors(self, component: str) -> list[dict]:
         """Record the component's actors (id, pid, node, state) as created."""
         handles = self.adapter.actors(component, self.objects[component])
@@ -191,7 +284,7 @@ class Context:
             st = states.get(i, {})
             infos.append(
                 {"id": i, "pid": st.get("pid"), "node_id": st.get("node_id"),
-                 "state": st.get("state")}
+                 "state": st.get("state"), "required_resources": st.get("required_resources")}
             )
             if st.get("detached"):
                 try:
@@ -248,14 +341,30 @@ class Context:
                             "missing": peer.missing}}
 
 
+def harness_reading(read):
+    """``read()`` under the probe's watchdog; an error is recorded, judged unknown."""
+    faulthandler.dump_traceback_later(PROBE_DEADLINE, exit=True)
+    try:
+        return read()
+    except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
+        return {"error": describe_error(exc)}
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
-    writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
-                  "deadline": verbs.deadline_of(op, ctx.adapter, ctx.spec)})
     verb = verbs.VERBS[op.verb]
     feature = verbs.optional_feature_of(op)
-    if op.target and op.target not in ctx.objects and op.verb != "construct":
+    never_built = op.target and op.target not in ctx.objects and op.verb != "construct"
+    unsupported = feature and feature not in ctx.adapter.features
+    # read before the op's begin record: a reading that hangs is the harness's
+    before = harness_reading(lambda: ctx.release_reading(op.target)) \
+        if verb.releases and not (never_built or unsupported) else None
+    writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
+                  "deadline": verbs.deadline_of(op, ctx.adapter, ctx.spec)})
+    if never_built:
         status, result, error, duration = "skipped", {"reason": f"no {op.target}: never built"}, None, 0.0
-    elif feature and feature not in ctx.adapter.features:
+    elif unsupported:
         status, error, duration = "unsupported", None, 0.0
         result = {"reason": f"{ctx.adapter.name} does not support {feature}",
                   "not_checked": list(verb.unchecks)}
@@ -284,21 +393,24 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
         "error": error, "duration": round(duration, 4), "result": result,
     })
     # The harness's probe, under its own watchdog: a hang here is the harness's.
-    faulthandler.dump_traceback_later(PROBE_DEADLINE, exit=True)
-    try:
-        probe = probe_after(ctx, op, status, baseline)
-    except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
-        probe = {"error": describe_error(exc)}
-    finally:
-        faulthandler.cancel_dump_traceback_later()
+    probe = harness_reading(lambda: probe_after(ctx, op, status, baseline, before))
     writer.write({"phase": "probe", "i": i, **probe})
 
 
-def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict]) -> dict:
+def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
+                before: dict | None = None) -> dict:
     """What the harness observes right after an op: the Ray runtime, the
     implementation's threads (read first: a teardown must have joined them,
-    not the settle wait below) and, after ops that change them, actor states."""
+    not the settle wait below), for an op that ends its target what it
+    released at its return (``before`` it, and ``at_return``), what is left
+    of a runtime that ended, and, after ops that change them, actor states."""
     probe = {"ray": ray_identity(), "threads": new_threads(baseline)}
+    if before is not None:
+        probe["before"] = before
+        probe["at_return"] = ctx.release_reading(op.target)
+    ended = ctx.note_runtime(probe["ray"], op)
+    if ended is not None:
+        probe["runtime_end"] = ended
     if op.verb == "construct" and status == "ok":
         probe["created"] = ctx.describe_actors(op.target)
     verb = verbs.VERBS[op.verb]

@@ -8,6 +8,7 @@ import time
 import weakref
 
 from conformance.after_exit import Ledger, actors_after_exit, kill_zombies, recorded_handles
+from conformance import conventions
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PROBE_DEADLINE, exit_bound
 from conformance.history import History, HistoryFile, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
@@ -184,6 +185,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
         after_exit=after_exit, teardown_bound=adapter.teardown_bound,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
+        features=frozenset(adapter.features),
     )
     entry = result_entry(scenario, impl, run, decide(run), duration, address)
     entry["timings"] = phase_times(history, duration, outcome.duration)
@@ -224,6 +226,7 @@ def skip_entry(scenario, impl_name: str, missing: list[str]) -> dict:
 
 def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
     """The report entry of a judged run (``decision``: ``verdict.decide``'s)."""
+    convention_gaps = conventions.gaps(scenario, run.features)
     return entry(
         scenario, decision.verdict,
         oracles=sorted(decision.violations),
@@ -238,7 +241,8 @@ def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
                               for r in run.history.ops if r.get("status") == "unsupported"],
         not_built=_op_notes(run.history.ops, "skipped"),
         not_checked=sorted({o for r in run.history.ops if r.get("status") == "unsupported"
-                            for o in r["result"].get("not_checked", [])}),
+                            for o in r["result"].get("not_checked", [])}
+                           | set(convention_gaps)),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
         unknown=sorted(decision.unknown),
@@ -247,6 +251,9 @@ def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
         evidence={
             "violations": texts(decision.violations),
             "unknown": texts(decision.unknown),
+            # oracle -> why it was not checked for an op (a convention the
+            # adapter does not declare, conformance.conventions)
+            "not_checked": convention_gaps,
             "missing": run.history.missing(),
             "history": format_history(run.history),
             "exit_code": run.exit_code,

@@ -36,6 +36,12 @@ def lines(doc: dict, decided) -> list[str]:
         out.append(f"note: {report.shard_note(doc)}")
     for why in decided.shortfall:
         out.append(f"CLAIM NOT MET: {why}")
+    cov = doc.get("coverage") or report.coverage(doc["scenarios"])
+    if cov.get("not_checked"):  # a declared gap is listed, never silent
+        missing = ", ".join(doc.get("features_missing") or []) or "?"
+        out.append("NOT CHECKED (features the implementation does not declare: "
+                   f"{missing}): " + ", ".join(f"{o} in {k} scenario(s)"
+                                             for o, k in sorted(cov["not_checked"].items())))
     for s, why in decided.new_failures:
         if s["verdict"] == "error":
             out.append(f"NEW HARNESS ERROR: {s['id']}: the suite could not observe this scenario "

@@ -113,6 +113,8 @@ def merge(named: list[tuple[str, dict]]) -> dict:
     doc = report.document(first["impl"], first.get("versions") or {}, entries,
                           generated=max(d.get("generated") or "" for _, d in named) or None,
                           claim=first.get("claim"))
+    if "features_missing" in first:
+        doc["features_missing"] = first["features_missing"]
     run = {k: v for k, v in first["shard"].items() if k in SAME_RUN}
     doc["shards"] = {**run, "parts": sorted(
         ({"index": d["shard"]["index"], "scenarios": len(d["scenarios"]),

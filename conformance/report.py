@@ -1,7 +1,7 @@
 """The JSON report: a stable interface for CI tools (documented in README).
 
     {"schema": 2, "impl": "reference", "versions": {...}, "generated": "...",
-     "summary": {"pass": n, ...},
+     "summary": {"pass": n, ...}, "coverage": {...}, "features_missing": [...],
      "scenarios": [{"id", "family", "fixture", "owner", "components",
                     "verdict", "oracles", "findings", "evidence", "repro",
                     "duration", "known_failure"}]}
@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from importlib import metadata
 
+from conformance.adapter import FEATURES
 from conformance.verdict import VERDICTS
 
 #: 2: the "error" verdict, each entry's "unknown" oracles and evidence
@@ -52,9 +53,16 @@ def build(impl: str, adapter, results: list[dict], shard: dict | None = None,
     shard (:func:`conformance.shard.record`); ``claim``: what the run claims
     (``conformance.claims.Claim.of_run``)."""
     doc = document(impl, versions(adapter), results, claim=claim)
+    doc["features_missing"] = features_missing(adapter)
     if shard is not None:
         doc["shard"] = shard
     return doc
+
+
+def features_missing(adapter) -> list[str]:
+    """The features of the contract, conventions included, that ``adapter``
+    does not declare: what its scenarios skip, do without, or leave unchecked."""
+    return sorted(set(FEATURES) - set(adapter.features))
 
 
 def document(impl: str, versions: dict, scenarios: list[dict],

@@ -73,6 +73,16 @@ class Writer:
                         peer=True)
 
 
+def fixture_cpus(fixture: str, place: str | None) -> float:
+    """The CPUs of a node of the suite's fixtures (``construct(fill=...)``):
+    the local one's, or node ``place`` of the multinode fixture."""
+    from fixtures.clusters import LocalCluster, MultinodeCluster
+
+    if fixture == "local":
+        return float(LocalCluster().info()["init"]["num_cpus"])
+    return float(MultinodeCluster.NODE_ARGS[place]["num_cpus"])
+
+
 def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
     """Why the script cannot run ``op`` (None: it can)."""
     optional = verbs.optional_feature_of(op)
@@ -90,7 +100,9 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
         return form(op, Writer(adapter, scenario))
     op_spec = spec
     if op.verb == "construct":
-        op_spec = verbs._spec_for(SimpleNamespace(spec=spec, actor_name=_NAME_SENTINEL), op)
+        op_spec = verbs._spec_for(SimpleNamespace(
+            spec=spec, actor_name=_NAME_SENTINEL,
+            node_cpus=lambda place: fixture_cpus(scenario.fixture, place)), op)
     lines = adapter.script_lines(op, op_spec)
     if lines is None:
         return None

@@ -57,6 +57,10 @@ class Verb:
     probes_actors: bool = False
     #: ... and first waits (bounded) for the target's own actors to be dead
     settles: bool = False
+    #: the op ends its target: the driver reads the target's actors and the
+    #: cluster's resources just before it and again at its return, before any
+    #: settle wait (``resources_released_at_teardown``: judged at return)
+    releases: bool = False
     #: (op, writer) -> the op's body lines in a standalone script, for the
     #: verbs the harness writes itself; None: the adapter writes them
     #: (``Adapter.script_lines``). Raises ``NoScript`` for what a script cannot do.
@@ -113,7 +117,7 @@ def _construct_needs(op) -> set:
             out.add("per_actor_envs")
     if a.get("named"):
         out.add("named_evaluator")
-    if a.get("infeasible"):  # an actor request no node meets: an actor option
+    if a.get("infeasible") or a.get("fill"):  # a request no node meets, or its CPUs
         out.add("actor_options")
     return out
 
@@ -146,6 +150,10 @@ def _spec_for(ctx, op):
         resources[op.target] = {"resources": {a["place"]: 1}}
     if a.get("infeasible"):
         resources[op.target] = INFEASIBLE
+    if a.get("fill"):  # its actors take every CPU of their node between them
+        actors = spec.num_collectors if op.target == "collector" else 1
+        resources[op.target] = {**resources.get(op.target, {}),
+                                "num_cpus": ctx.node_cpus(a.get("place")) / actors}
     changes = {"resources": resources}
     if "sync" in a:
         changes["sync"] = bool(a["sync"])
@@ -166,7 +174,8 @@ def _spec_for(ctx, op):
 
 
 @verb(IMPL, "build a component (args: sync, buffer, fail, may_fail, place, named, ready, "
-            "connect, infeasible, per_actor_envs)", _may_fail, needs=_construct_needs,
+            "connect, infeasible, per_actor_envs, fill: its actors take all the CPUs of "
+            "their node)", _may_fail, needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True)
 def construct(ctx, op):
@@ -592,7 +601,7 @@ def _teardown_deadline(op, adapter, spec) -> float:
 
 @verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
       needs=lambda op: ("shutdown_ray",) if op.args.get("shutdown_ray") else (),
-      deadline=_teardown_deadline, probes_actors=True, settles=True)
+      deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True)
 def teardown(ctx, op):
     """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
     obj = ctx.objects[op.target]

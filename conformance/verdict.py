@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from conformance.conventions import may_refuse
 from conformance.findings import Finding, by_time, in_run, unknown_in_run
 from conformance.verbs import HARNESS, VERBS
 from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
@@ -35,7 +36,8 @@ def setup_failure(run: Run) -> Finding | None:
         return in_run("the driver failed before the scenario started (see stderr)")
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
-        if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
+        if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")) \
+                and not may_refuse(run.scenario, run.features, r["i"]):
             e = r["error"]
             return in_run(f"constructing {r['op']['target']} raised {e['type']}: "
                           f"{e['message'][:300]}", r.get("t"), r["i"])

@@ -2,8 +2,9 @@
 
 A component holds a runtime lease and the handles of its actors. Teardown is
 idempotent, thread-safe, bounded in time and never raises; it kills only the
-component's own actors and never touches handles once the runtime they
-belong to is gone. After teardown every public method raises
+component's own actors, returns once they are dead and what they held shows
+free in ``ray.available_resources()`` (``impl.resources``), and never touches
+handles once the runtime they belong to is gone. After teardown every public method raises
 :class:`ComponentClosedError`.
 """
 
@@ -18,7 +19,7 @@ from typing import Any, Callable
 
 import ray
 
-from impl import calls, runtime
+from impl import calls, resources, runtime
 from impl.errors import ActorNotReadyError, ComponentClosedError, ReadinessTimeout
 
 logger = logging.getLogger(__name__)
@@ -222,7 +223,7 @@ class RayComponent:
                 finally:
                     lease = self._lease
                     if lease is not None:
-                        runtime.release(lease, shutdown_ray=shutdown_ray)
+                        self._release(lease, shutdown_ray)
                     self._teardown_done.set()
             else:
                 if shutdown_ray:
@@ -232,6 +233,10 @@ class RayComponent:
                     self._join_thread(deadline)
         except BaseException as exc:
             calls.swallow(exc)
+
+    def _release(self, lease: runtime.RuntimeLease, shutdown_ray: bool) -> None:
+        """Give the runtime lease back (``impl.runtime.release``)."""
+        runtime.release(lease, shutdown_ray=shutdown_ray)
 
     def _join_thread(self, deadline: float) -> None:
         thread = self._thread
@@ -249,15 +254,24 @@ class RayComponent:
             self._actors_unreachable(actors)
             return
         self._before_kill(actors, deadline)
+        try:
+            release = resources.Release(resources.held(actors, deadline))
+        except BaseException as exc:
+            calls.swallow(exc)
+            release = None
         for handle in actors:
             try:
                 calls.kill(handle)
             except BaseException as exc:
                 calls.swallow(exc)
-        # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead.
+        # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead,
+        # and until what they held shows free again (impl.resources)
         try:
             refs = [calls.call(h, "ping") for h in actors]
             calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
+            if release is not None and not release.wait(deadline):
+                logger.info("%s: resources not shown free within %s s of the kill",
+                            type(self).__name__, resources.RELEASE_WAIT)
         except BaseException as exc:
             calls.swallow(exc)
         self._after_kill(deadline)

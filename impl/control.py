@@ -20,3 +20,8 @@ class Control:
     @ray.method(concurrency_group="control")
     def ping(self) -> int:
         return os.getpid()
+
+    @ray.method(concurrency_group="control")
+    def held(self) -> dict:
+        """The resources this actor holds (``impl.resources``)."""
+        return ray.get_runtime_context().get_assigned_resources()

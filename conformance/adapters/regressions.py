@@ -389,6 +389,46 @@ def _sequential_close(base):
     return Collector
 
 
+def _returns_at_kill(base):
+    class Collector(base):
+        def _kill_actors(self, deadline):
+            from impl import calls
+
+            actors, self._actors = self._actors, []
+            for handle in actors:
+                calls.kill(handle)  # and return: ray.kill is asynchronous
+
+    return Collector
+
+
+def _forgets_deferred_shutdown(base):
+    class Component(base):
+        def _release(self, lease, shutdown_ray):
+            from impl import runtime
+
+            started = runtime._started
+            if started is not None:
+                # `shutdown_requested = shutdown_ray`, not `|=`: the last
+                # holder's own wish replaces the one deferred before it
+                started.shutdown_requested = False
+            super()._release(lease, shutdown_ray)
+
+    return Component
+
+
+def _sync_batch_not_divided(base):
+    class Collector(base):
+        def __init__(self, *args, frames_per_batch, sync=False, num_collectors=None, **kwargs):
+            # every actor collects frames_per_batch frames in sync mode too (a
+            # sync batch is num_collectors times as big), so nothing to refuse
+            n = num_collectors or 1
+            super().__init__(*args, frames_per_batch=frames_per_batch * (n if sync else 1),
+                             sync=sync, num_collectors=num_collectors, **kwargs)
+            self.frames_per_batch = frames_per_batch
+
+    return Collector
+
+
 REGRESSIONS = {r.id: r for r in (
     Regression(
         "seed000-collector-shuts-down-ray",
@@ -614,6 +654,39 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("exit/*/*/background-running", "hang", ("no_hang",),
                may_also=("no_leftover_process",)),),
         {"collector": _exit_hangs},
+    ),
+    Regression(
+        "teardown-returns-at-kill",
+        "collector.shutdown() calls ray.kill on its actors and returns at once: they die "
+        "and give their CPUs back after it returned (ray.kill is asynchronous), so a "
+        "component built right after does not find them free",
+        "teardowns that end with ray.kill (torchrl's RayCollector.shutdown(), RLlib's "
+        "actor manager): issue #26.6",
+        (Catch("early_break/*/*/async-after-0", "fail", ("resources_released_at_teardown",),
+               may_also=("own_actors_dead_after_teardown",)),),
+        {"collector": _returns_at_kill},
+    ),
+    Regression(
+        "deferred-shutdown-forgotten",
+        "the runtime's release keeps only the last holder's shutdown_ray (`=` for `|=`): "
+        "a collector's shutdown(shutdown_ray=True), deferred while the buffer held the "
+        "runtime, is forgotten when the buffer closes without asking, and the Ray runtime "
+        "the implementation started lives on",
+        "impl/runtime.py release(): `runtime.shutdown_requested |= shutdown_ray`; issue #26.5",
+        (Catch("order/*/impl/collector(shutdown_ray)>evaluator>buffer", "fail",
+               ("owned_runtime_ended",)),),
+        {"collector": _forgets_deferred_shutdown, "buffer": _forgets_deferred_shutdown,
+         "evaluator": _forgets_deferred_shutdown},
+    ),
+    Regression(
+        "sync-batch-not-divided",
+        "with sync=True every actor collects frames_per_batch frames (a batch is "
+        "num_collectors times frames_per_batch), so a frames_per_batch the actors do not "
+        "divide is not refused",
+        "the sync_division convention (issue #26.8): torchrl's RayCollector divides",
+        (Catch("construction_failure/*/user/collector-invalid-sync_divisible", "fail",
+               ("fails_clearly",)),),
+        {"collector": _sync_batch_not_divided},
     ),
 )}
 

@@ -41,6 +41,17 @@ ci/results/rllib/README.md). The suite then observes deaths through Ray. ``ready
 constructors wait for their runners (without any time limit), False builds
 without waiting.
 
+Conventions (``conformance.conventions``): ``endless`` is declared (the
+user's loop above runs without end for -1). Not declared, so the oracles
+resting on them are *not checked* instead of judging the mapping:
+``frame_budget`` (an EnvRunnerGroup takes no total_frames: the user's loop
+stops there and the runners stay up until ``stop()``, so
+``exhaustion_auto_shutdown`` is not checked), ``batch_size`` and
+``sync_division`` (frames_per_batch is the loop's number, not a constructor
+argument: nothing at construction can refuse 0, or 63 frames over 2
+runners), ``async_eval`` (RLlib has no submit: the adapter records the
+request, so a ``submit()`` after teardown is not judged).
+
 Like the torchrl adapter it only translates: no guard, no retry, no ``try``.
 Module level imports nothing from RLlib (the registry imports this module
 before any check; Ray workers unpickle the functions below).
@@ -152,7 +163,8 @@ class RLlibAdapter(Adapter):
     name = "rllib"
     package = "ray[rllib]"
     teardown_bound = 10.0
-    features = frozenset({"sync", "async", "evaluator", "ready_timeout", "actor_options"})
+    features = frozenset({"sync", "async", "evaluator", "ready_timeout", "actor_options",
+                          "endless"})
     closed_errors = ()  # set in __init__ once measured (see README of ci/results/rllib)
 
     #: the zygote imports these once (4.1 s with torch, 2.1 s of it torch,

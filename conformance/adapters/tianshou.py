@@ -50,10 +50,13 @@ has no knob), ``actor_options``: ``RayEnvWorker`` creates its actor with
 multinode fixture's placement, an infeasible request) cannot be passed;
 the adapter ignores it and Ray places the env actors.
 
-Verdicts that come from this mapping, not from Tianshou: the loop's
+Conventions (``conformance.conventions``): ``endless`` is declared (the
+user's loop runs without end for -1). Not declared, because the loop's
 numbers (``frames_per_batch``, ``total_frames``) are not arguments of any
-Tianshou constructor, so nothing can refuse invalid ones at construction,
-and no Tianshou object stops by itself at ``total_frames``.
+Tianshou constructor: ``frame_budget`` (no Tianshou object stops by itself
+at ``total_frames``), ``batch_size`` and ``sync_division`` (nothing can
+refuse invalid ones at construction); so the oracles resting on them are
+not checked instead of judging the mapping.
 
 Like the other adapters it only translates: no guard, no retry, no ``try``.
 Module level imports nothing from Tianshou (the registry imports this
@@ -109,7 +112,7 @@ class TianshouAdapter(Adapter):
     name = "tianshou"
     package = "tianshou"
     teardown_bound = 10.0
-    features = frozenset({"sync", "async", "per_actor_envs"})
+    features = frozenset({"sync", "async", "per_actor_envs", "endless"})
     #: Tianshou has no "closed" exception type: a closed RayVectorEnv asserts
     closed_errors = ()
     #: the zygote imports these once (tianshou imports numba, matplotlib,

@@ -132,6 +132,12 @@ class TorchRLAdapter(Adapter):
     def _detect_features(self):
         feats = {"sync", "async", "buffer", "per_actor_envs",  # RayReplayBuffer: every version
                  "actor_options"}  # remote_configs / remote_config
+        # The conventions, every version: RayCollector takes frames_per_batch and
+        # total_frames (-1: endless, its documented default) and divides a sync
+        # batch across its actors; RayEvalWorker's submit/poll are asynchronous.
+        # Declared, so that what torchrl does with them is judged (0.14.1 yields
+        # nothing for total_frames=-1: early_break/*/*/endless-after-2 fails).
+        feats |= {"frame_budget", "endless", "batch_size", "sync_division", "async_eval"}
         if "replay_buffer" in self._collector_args:
             feats.add("buffer_mode")
         # start() is public API in every version a user calls. 0.11+ runs the

@@ -35,7 +35,7 @@ def adapter():
 
 
 def test_features_components_and_catalog(adapter):
-    assert adapter.features == {"sync", "async", "per_actor_envs"}
+    assert adapter.features == {"sync", "async", "per_actor_envs", "endless"}
     assert adapter.components == ("collector",)
     assert adapter.package == "tianshou"
     assert adapter.versions() == {"tianshou": version("tianshou"), "numpy": version("numpy")}

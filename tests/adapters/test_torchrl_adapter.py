@@ -19,7 +19,7 @@ else:
     pytest.importorskip("torchrl")
 import ray  # noqa: E402
 
-from conformance.adapter import Spec  # noqa: E402
+from conformance.adapter import CONVENTIONS, Spec  # noqa: E402
 from conformance.adapters.torchrl import TorchRLAdapter  # noqa: E402
 from conformance.verbs import _batch  # noqa: E402
 from tests.adapters.local_ray import alive as _alive, temp_dir, wait_dead  # noqa: E402
@@ -52,6 +52,8 @@ def test_features_match_installed_torchrl(adapter):
     f = adapter.features
     assert {"sync", "async", "buffer_mode"} <= f
     assert not f & {"liveness", "ready_timeout"}
+    # every convention, declared so that what torchrl does with it is judged
+    assert set(CONVENTIONS) <= f
     # start() and a Ray-stopping shutdown exist in every version (0.10's start()
     # schedules an asyncio task; its shutdown() always stops Ray)
     assert {"shutdown_ray", "background"} <= f

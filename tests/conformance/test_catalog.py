@@ -23,8 +23,10 @@ def test_quick_profile_has_every_family_on_both_fixtures():
 
 def test_order_family_has_all_24_permutations_per_fixture_and_owner():
     orders = [s for s in catalog.scenarios(("local",), "full", families=["order"])
-              if s.owner == "user" and "shutdown_ray" not in s.variant]
+              if s.owner == "user" and "(" not in s.variant]
     assert len(orders) == 24
+    assert len({tuple(str(o) for o in s.ops if o.verb in ("teardown", "ray_shutdown"))
+                for s in orders}) == 24
 
 
 def test_find_knows_every_id_and_any_walk_seed():
@@ -96,7 +98,9 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
               and s.owner == "user"]
     assert sorted(orders) == sorted(
         [f"{'>'.join(p)}~no-evaluator" for p in __import__("itertools").permutations(
-            ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator"])
+            ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator",
+                                               "collector(shutdown_ray)>buffer(shutdown_ray)"
+                                               "~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
                                           "defaults", "walk"}

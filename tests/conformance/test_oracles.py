@@ -10,8 +10,8 @@ FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
          "job_actors": {"actors": {}, "source": "gcs"}, "zombie_pids": {}}
 
 
-def scenario(*ops, owner="user"):
-    return Scenario("order", "local", owner, "t", tuple(ops))
+def scenario(*ops, owner="user", spec=None):
+    return Scenario("order", "local", owner, "t", tuple(ops), spec=dict(spec or {}))
 
 
 def end(i, verb, target=None, status="ok", args=None, result=None, probe=None,
@@ -26,7 +26,7 @@ def err(t="builtins.RuntimeError", m="boom"):
     return {"type": t, "message": m, "traceback": ""}
 
 
-def run_of(records, owner="user", complete=True, corrupt=(), **kw):
+def run_of(records, owner="user", complete=True, corrupt=(), spec=None, **kw):
     """A run of the ops whose records are given; ``complete`` adds the final
     probe (unless given) and the exit record, as a driver that got there."""
     ops = [Op.from_dict(r["op"]) for r in records if r.get("phase") in ("end", "begin")]
@@ -36,7 +36,7 @@ def run_of(records, owner="user", complete=True, corrupt=(), **kw):
             recs.append(dict(FINAL))
         recs.append({"phase": "exiting", "bound": 15.0})
     kw.setdefault("exit_code", 0)
-    return Run(scenario=scenario(*ops, owner=owner),
+    return Run(scenario=scenario(*ops, owner=owner, spec=spec),
                history=History(HistoryFile(records=recs, corrupt=list(corrupt)),
                                expected_ops=len(ops)),
                closed_errors=("impl.errors.ComponentClosedError",), **kw)
@@ -567,3 +567,84 @@ def test_an_actor_alive_after_a_connected_driver_exited_fails_and_an_unread_clus
     assert unknown(unread)["no_actor_outlives_driver"] == [
         "after the exit: GCS query after the driver's exit failed: x"]
     assert decide(run_of([end(0, "construct", "evaluator")], after_exit={"actors": {}}))[0] == "pass"
+
+
+def reading(ray=RAY, state="ALIVE", cpu=1.5, total=2.0, held=0.5):
+    """A release reading (``Context.release_reading``): one collector actor on node n1."""
+    return {"ray": ray, "actors": {"collector-a": {"state": state, "node_id": "n1",
+                                                   "required_resources": {"CPU": held}}},
+            "resources": {"n1": {"available": {"CPU": cpu}, "total": {"CPU": total}}}}
+
+
+def teardown_with(before, at, settled="DEAD", i=1):
+    return end(i, "teardown", "collector", result={"calls": []},
+               probe={"before": before, "at_return": at, **actors(collector=settled)})
+
+
+def test_actors_alive_when_the_teardown_returned_fail_even_if_dead_after_the_wait():
+    built = end(0, "construct", "collector", probe=actors(collector="ALIVE"))
+    late = teardown_with(reading(), reading(cpu=2.0))
+    assert judge(run_of([built, late]))["own_actors_dead_after_teardown"] == [
+        "op 1 (teardown collector): actor collecto still ALIVE when its teardown returned"]
+    assert judge(run_of([built, teardown_with(reading(), reading(state="DEAD", cpu=2.0))])) == {}
+    # begun on another runtime (the user restarted Ray): Ray ends them, judged after the wait
+    other = "127.0.0.1:9/session_z/02000000"
+    assert judge(run_of([built, teardown_with(reading(ray=other), reading(ray=other))])) == {}
+    # an actor the harness killed is judged after the wait (a removed node's: the GCS lags)
+    kill = end(1, "kill", "collector", result={"how": "sigkill",
+                                               "actor": {"id": "collector-a"}})
+    assert judge(run_of([built, kill, teardown_with(reading(), reading(cpu=2.0), i=2)])) == {}
+    # a hung one lives on until its teardown ends it: judged at return
+    hang = end(1, "kill", "collector", result={"how": "hang", "actor": {"id": "collector-a"}})
+    assert "own_actors_dead_after_teardown" in judge(
+        run_of([built, hang, teardown_with(reading(), reading(cpu=2.0), i=2)]))
+
+
+def test_resources_not_back_when_the_teardown_returned_fail():
+    built = end(0, "construct", "collector", probe=actors(collector="ALIVE"))
+    held = teardown_with(reading(), reading(state="DEAD"))
+    assert judge(run_of([built, held]))["resources_released_at_teardown"] == [
+        "op 1 (teardown collector): CPU 0.5 held by its actors on node n1 not back in "
+        "ray.available_resources() when it returned: 1.5 available, 2 expected"]
+    freed = teardown_with(reading(), reading(state="DEAD", cpu=2.0))
+    assert judge(run_of([built, freed])) == {}
+    # a view read before the teardown that did not show the actor's CPU taken yet
+    # (it lags an actor's start): what was free then counts at most total - held
+    stale = teardown_with(reading(cpu=2.0), reading(state="DEAD", cpu=1.5))
+    assert "resources_released_at_teardown" in judge(run_of([built, stale]))
+    # a node the harness removed: its view is stale, what it held is gone with it
+    kill = end(1, "kill", "collector", result={"how": "remove_node",
+                                               "actor": {"id": "x", "node_id": "n1"}})
+    assert judge(run_of([built, kill, teardown_with(reading(), reading(state="DEAD"), i=2)])) \
+        == {}
+    # a reading that failed is unknown, never fine
+    broken = teardown_with({"error": err("fixtures.gcs.GcsUnreachable", "x")},
+                           reading(state="DEAD", cpu=2.0))
+    assert unknown(run_of([built, broken]))["resources_released_at_teardown"] == [
+        "op 1 (teardown collector): the reading before it raised fixtures.gcs.GcsUnreachable: x"]
+
+
+def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
+    ops = [end(0, "construct", "buffer"), end(1, "construct", "collector"),
+           end(2, "teardown", "collector", args={"shutdown_ray": True}, result={"calls": []})]
+    why = ("op 3 (teardown buffer) released the last hold on the Ray runtime the "
+           "implementation started, which op 2 (teardown collector) asked to end "
+           "(shutdown_ray=True)")
+    up = end(3, "teardown", "buffer", result={"calls": []})
+    assert judge(run_of([*ops, up], owner="impl"))["owned_runtime_ended"] == [
+        f"{why}, and Ray is still up ({RAY})"]
+    left = {"identity": RAY, "processes_left": [{"pid": 4242, "name": "raylet"}],
+            "job": {"id": "01000000", "dead": False,
+                    "live_actors": {"b1": {"state": "ALIVE", "class_name": "X"}}}}
+    gone = end(3, "teardown", "buffer", result={"calls": []},
+               probe={"ray": None, "runtime_end": left})
+    assert judge(run_of([*ops, gone, {**FINAL, "ray": None}], owner="impl"))[
+        "owned_runtime_ended"] == [
+        f"{why}: its process 4242 (raylet) still runs after it returned",
+        f"{why}: its job 01000000 is not dead after it returned",
+        f"{why}: its job's actor b1 (X) still ALIVE"]
+    clean = end(3, "teardown", "buffer", result={"calls": []}, probe={
+        "ray": None, "runtime_end": {"identity": RAY, "processes_left": []}})
+    assert judge(run_of([*ops, clean, {**FINAL, "ray": None}], owner="impl")) == {}
+    # the user's runtime is never the implementation's to end
+    assert "owned_runtime_ended" not in judge(run_of([*ops, up], owner="user"))

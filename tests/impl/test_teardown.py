@@ -105,6 +105,21 @@ def test_teardown_is_idempotent_and_thread_safe(kind, track):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_teardown_returns_with_its_actors_dead_and_their_cpus_free(kind, track):
+    def free():
+        return ray.available_resources().get("CPU", 0.0)
+
+    assert wait_until(lambda: free() == 4.0, 10)  # what earlier tests held is back
+    c = make(kind, track)
+    handles = actors(c)
+    assert wait_until(lambda: free() == 4.0 - 0.5 * len(handles), 10)  # the view shows them
+    teardown(c)
+    # read at once: ray.kill is asynchronous, the teardown waited for both
+    assert [actor_state(h) for h in handles] == ["DEAD"] * len(handles)
+    assert free() == 4.0
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cause", ["ray.kill", "SIGKILL", "os._exit"])
 def test_teardown_after_an_actor_died(kind, cause, track):
     c = make(kind, track)
