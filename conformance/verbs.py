@@ -443,6 +443,40 @@ def _require_ray(how: str) -> None:
                            "initialized: calling Ray now would start a new runtime")
 
 
+def _await_actors_script(op, w) -> list[str]:
+    return ["t0 = time.monotonic()",
+            f"while any(s != 'ALIVE' for s in (_actor_states() or {{}}).get({op.target!r}, ['?'])):",
+            f"    if time.monotonic() - t0 > {KILL_WAIT_ALIVE}:",
+            f"        raise RuntimeError('the {op.target} actors are not ALIVE after "
+            f"{KILL_WAIT_ALIVE} s')",
+            "    time.sleep(0.1)",
+            "return 'ALIVE'"]
+
+
+@verb(HARNESS, "wait until every actor of a component is ALIVE (up to KILL_WAIT_ALIVE s): "
+               "the race that follows needs them running, whether or not the constructor "
+               "waited for them (torchrl's eval worker returns while its actor is created)",
+      script=_await_actors_script)
+def await_actors(ctx, op):
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    handles = ctx.adapter.actors(op.target, ctx.objects[op.target])
+    if not handles:
+        raise HarnessError(f"{op.target} lists no actor (adapter.actors is empty)")
+    ids = [h._actor_id.hex() for h in handles]
+    t0 = time.monotonic()
+
+    def all_alive():
+        states = ctx.actor_states(ids)
+        return states if all(states[i].get("state") == "ALIVE" for i in ids) else None
+    try:
+        wait_for_condition(all_alive, KILL_WAIT_ALIVE, interval=0.1,
+                           message=f"every {op.target} actor ALIVE")
+    except ConditionTimeout as exc:
+        raise HarnessError(str(exc)) from None
+    return {"actors": len(ids), "waited": round(time.monotonic() - t0, 3)}
+
+
 #: seconds a kill armed with ``during`` waits for that op to start
 KILL_ARM_WAIT = 120.0
 
@@ -520,9 +554,11 @@ def _arm_kill(ctx, op):
                                KILL_ARM_WAIT, message=f"op {during} started")
             armed["done"].wait(after)  # an offset into the op, not a synchronisation
             armed["in"] = dict(ctx.running_op or {})
+            landing = time.monotonic()
 
             def injected():  # the signal is sent, ray.kill called: is the op still running?
                 armed["still_in"] = dict(ctx.running_op or {}) == armed["in"]
+                armed["injected_after"] = round(time.monotonic() - landing, 3)
             armed["result"] = _kill_now(ctx, type(op)(op.verb, op.target, {**now, "armed": True}),
                                         injected)
         except BaseException as exc:  # noqa: BLE001 - reported by kill_landed
@@ -555,10 +591,12 @@ def kill_landed(ctx, op):
                            f"{type(exc).__name__}: {exc}") from exc
     if armed["in"].get("verb") != armed["during"] or not armed["still_in"]:
         raise HarnessError(f"the kill was not injected inside {armed['during']} (the op "
-                           f"running then: {armed['in']}; still running at injection: "
+                           f"running then: {armed['in']}; still running at injection, "
+                           f"{armed.get('injected_after')} s after the kill began: "
                            f"{armed.get('still_in')}): no call was in flight as the "
                            "scenario says")
-    return {**armed["result"], "landed_in": armed["in"]}
+    return {**armed["result"], "landed_in": armed["in"],
+            "injected_after": armed["injected_after"]}
 
 
 def _kill_now(ctx, op, injected=lambda: None):

@@ -189,9 +189,11 @@ def env_error(fixture, owner, comps=ALL):
             op("teardown", "collector")], spec=FAILING_ENV)
     if "buffer" not in comps:
         return
+    # the first check's bound runs from start(): it covers the actors' start
+    # (a constructor may return before them) and their first 100 steps
     yield make("env_error", fixture, owner, "under-thread", [
         *build(fixture, ("buffer", "collector")), op("start", "collector"),
-        op("check_error", "collector", call="start", cause="env"),
+        op("check_error", "collector", call="start", cause="env", within=30.0),
         op("check_error", "collector", call="iterate", cause="env"),
         op("check_alive", "collector", expect=False), op("teardown", "collector"),
         op("check_data", "buffer"), op("teardown", "buffer")],
@@ -302,14 +304,17 @@ def evaluator_step_hang(fixture, owner):
     poll(timeout) waits on it: each poll returns within its timeout, the
     teardown within its bound. A second episode is submitted first (the user
     moves on to a newer checkpoint), so a poll that waits for the pending
-    episode, whatever its timeout, meets the hung one."""
+    episode, whatever its timeout, meets the hung one. Episodes of 100 slow
+    steps (5 s) and a 5 s poll leave the hang seconds to land while an
+    episode runs and the poll waits, also on a loaded machine."""
     return make("killed", fixture, owner, "evaluator-step_hang-in-flight>teardown", [
-        op("construct", "evaluator"), alive_now("evaluator"), op("submit", "evaluator"),
+        op("construct", "evaluator"), op("await_actors", "evaluator"), alive_now("evaluator"),
+        op("submit", "evaluator"),
         op("poll", "evaluator", timeout=0.5), op("submit", "evaluator"),
         op("kill", "evaluator", how="step_hang", during="poll", after=0.5),
-        op("poll", "evaluator", timeout=3.0), op("kill_landed", "evaluator"),
+        op("poll", "evaluator", timeout=5.0), op("kill_landed", "evaluator"),
         op("poll", "evaluator", timeout=0.5), op("teardown", "evaluator")],
-        spec=HANGABLE_ENV, quick=True)
+        spec={**HANGABLE_ENV, "eval_max_steps": 100}, quick=True)
 
 
 def user_restart(fixture, owner, comps=ALL):
