@@ -141,50 +141,31 @@ def cartpole():
     return gym.make("CartPole-v1")
 
 
-class FailingCartPole:
-    """create_env_fn: CartPole whose step raises from step ``fail_at`` on."""
+class BrokenCartPole:
+    """create_env_fn / env_maker: CartPole whose step ``at`` (and every later
+    one) raises (``how="raise"``: a crashed simulator) or never returns
+    (``how="hang"``: a stuck one, until the actor is killed)."""
 
-    def __init__(self, fail_at: int):
-        self.fail_at = fail_at
+    def __init__(self, at: int, how: str):
+        self.at, self.how = at, how
 
     def __call__(self):
         import gymnasium as gym
 
-        fail_at = self.fail_at
+        at, how = self.at, self.how
 
-        class Failing(gym.Wrapper):
+        class Broken(gym.Wrapper):
             steps = 0
 
             def step(self, action):
                 self.steps += 1
-                if self.steps >= fail_at:
+                while self.steps >= at and how == "hang":
+                    time.sleep(3600)
+                if self.steps >= at:
                     raise RuntimeError(f"simulator crashed at step {self.steps}")
                 return self.env.step(action)
 
-        return Failing(gym.make("CartPole-v1"))
-
-
-class HangingCartPole:
-    """env_maker/create_env_fn: CartPole whose step ``hang_at`` never returns."""
-
-    def __init__(self, hang_at: int):
-        self.hang_at = hang_at
-
-    def __call__(self):
-        import gymnasium as gym
-
-        hang_at = self.hang_at
-
-        class Hanging(gym.Wrapper):
-            steps = 0
-
-            def step(self, action):
-                self.steps += 1
-                while self.steps >= hang_at:
-                    time.sleep(3600)  # stuck in the simulator until the actor is killed
-                return self.env.step(action)
-
-        return Hanging(gym.make("CartPole-v1"))
+        return Broken(gym.make("CartPole-v1"))
 
 
 def record_torch_imported():

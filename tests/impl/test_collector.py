@@ -10,7 +10,7 @@ import torch
 from tensordict import TensorDict
 
 from impl import ActorNotReadyError, BackgroundWorkError, ComponentClosedError, RayCollector, RayReplayBuffer
-from impl_support import FailingCartPole, actor_state, always_one, cartpole, linear_policy, live_actors, \
+from impl_support import BrokenCartPole, actor_state, always_one, cartpole, linear_policy, live_actors, \
     threads_since, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -174,7 +174,7 @@ def test_start_stops_and_shuts_down_at_total_frames(track):
 
 def test_an_env_error_under_start_is_raised_by_every_later_call(track):
     rb = track(RayReplayBuffer(10_000))
-    col = collector(track, FailingCartPole(fail_at=40), frames_per_batch=32, num_collectors=2,
+    col = collector(track, BrokenCartPole(at=40, how="raise"), frames_per_batch=32, num_collectors=2,
                     replay_buffer=rb)
     col.start()
     assert wait_until(lambda: col.error is not None, timeout=30)

@@ -14,7 +14,7 @@ import torch
 from tensordict import TensorDict
 
 from impl import ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer, ReadinessTimeout
-from impl_support import HangingCartPole, actor_state, constant_policy_maker, live_actors, timed, \
+from impl_support import BrokenCartPole, actor_state, constant_policy_maker, live_actors, timed, \
     wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -135,7 +135,7 @@ def test_teardown_of_a_hung_actor_respects_the_bound(kind, track):
 
 
 def test_poll_and_teardown_keep_their_bounds_while_the_episode_in_flight_hangs(track):
-    worker = track(RayEvalWorker(None, HangingCartPole(hang_at=5), constant_policy_maker,
+    worker = track(RayEvalWorker(None, BrokenCartPole(at=5, how="hang"), constant_policy_maker,
                                  num_cpus=0.5))
     handles = actors(worker)
     worker.submit(None, 50)
