@@ -243,10 +243,11 @@ def order(fixture, owner, comps=ALL):
 
 
 def killed(fixture, owner, comps=ALL):
-    """One actor of a component killed from outside, then teardown. Each
-    component is asked is_alive() before the fault (True) and after it (False,
-    and for a death Ray could undo by a restart, still False STAYS_DEAD
-    seconds later)."""
+    """One actor of a component killed from outside, then teardown. The
+    component is asked is_alive() before the fault (True) and after it
+    (False; in ``<comp>-<how>>...`` after a death Ray could undo by a
+    restart, still False STAYS_DEAD seconds later: the other variants are
+    about other things and skip that wait)."""
     for comp, how in itertools.product(comps, KILL_HOWS):
         if how == "remove_node" and fixture != "multinode":
             continue
