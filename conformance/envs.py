@@ -1,4 +1,5 @@
-"""Gymnasium environments the catalog uses to put a call inside Ray on purpose.
+"""Gymnasium environments the catalog uses to put a call inside Ray on purpose,
+to make that call hang, or to make it fail.
 
 ``conformance.envs:RlcSlowCartPole-v0`` is CartPole whose ``step`` sleeps
 ``STEP_SECONDS``: a batch of ``frames_per_batch`` frames then takes
@@ -8,9 +9,15 @@ collector's call finds that call in flight every time, not by chance. The
 ``module:id`` form makes ``gymnasium.make`` import this module (and register
 the env) in whatever process builds it, Ray workers included; it imports
 nothing but gymnasium.
+
+``RlcHangableCartPole-v0`` is the slow CartPole that the harness can make
+hang in the middle of a call (``kill(how=step_hang)``): its next step never
+returns. ``RlcFailingCartPole-v0`` raises from step ``FAIL_AT_STEP`` on: a
+batch that fails midway.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import gymnasium as gym
@@ -25,6 +32,35 @@ SLOW_ENV_ID = "conformance.envs:RlcSlowCartPole-v0"
 #: 10 s teardown bound; torchrl 0.14.1's shutdown() joins its thread for 5 s)
 LONG_STEP_SECONDS = 0.2
 LONG_BATCH_ENV_ID = "conformance.envs:RlcVerySlowCartPole-v0"
+HANGABLE_ENV_ID = "conformance.envs:RlcHangableCartPole-v0"
+FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
+#: the failing env's first failing step, counted from its creation across
+#: resets: with 64-frame batches (2 actors, async) each actor's first batch
+#: is whole and its second fails at its 36th frame; with sync 32-frame
+#: shares, the fourth round fails at its 4th frame
+FAIL_AT_STEP = 100
+#: what the failing env's error says (``conformance.oracles.CAUSES`` looks
+#: for it in the error a user gets: tests/conformance/test_oracles.py checks
+#: the two agree)
+FAILURE_TEXT = "fails on purpose"
+#: where the harness asks a process's hangable env to hang: a file named
+#: after the process (pid and start time: one process for good), which the
+#: env removes when it hangs, leaving ``<flag>.hung`` as its answer. Every
+#: fixture that can ask runs its nodes on this machine (local, multinode).
+FLAG_DIR = f"/tmp/rlc-env-flags-{os.getuid()}"
+
+
+def process_key(pid: int) -> str:
+    """``<pid>-<start time>``: the start time in clock ticks since boot
+    (``/proc/<pid>/stat`` field 22) tells a reused pid apart."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return f"{pid}-{fields[19]}"  # fields[0] is field 3 (the state)
+
+
+def hang_flag(pid: int) -> str:
+    """The file that makes process ``pid``'s hangable env hang at its next step."""
+    return os.path.join(FLAG_DIR, process_key(pid))
 
 
 class SlowCartPole(CartPoleEnv):
@@ -45,8 +81,48 @@ class SlowCartPole(CartPoleEnv):
         return obs, reward, False, truncated, info
 
 
-if "RlcSlowCartPole-v0" not in gym.registry:
-    gym.register("RlcSlowCartPole-v0", entry_point=SlowCartPole, max_episode_steps=500)
-if "RlcVerySlowCartPole-v0" not in gym.registry:
-    gym.register("RlcVerySlowCartPole-v0", entry_point=SlowCartPole, max_episode_steps=500,
-                 kwargs={"step_seconds": LONG_STEP_SECONDS})
+class HangableCartPole(SlowCartPole):
+    """The slow CartPole, whose step hangs for good once the harness has
+    written its process's flag (:func:`hang_flag`): a call in flight (an
+    episode, a batch) then never returns, while the actor's other threads
+    (a liveness ping) still answer."""
+
+    _flag: tuple | None = None  # (pid, flag path), computed in the process that steps
+
+    def step(self, action):
+        if self._flag is None or self._flag[0] != os.getpid():
+            self._flag = (os.getpid(), hang_flag(os.getpid()))
+        flag = self._flag[1]
+        if os.path.exists(flag):
+            with open(flag + ".hung", "w"):
+                pass  # the harness's evidence that a step is stuck now
+            os.remove(flag)
+            while True:
+                time.sleep(3600)  # until the actor is killed
+        return super().step(action)
+
+
+class FailingCartPole(SlowCartPole):
+    """CartPole that raises from step ``fail_at`` on (steps counted from its
+    creation, across resets), without any sleep: a batch fails midway."""
+
+    def __init__(self, fail_at: int = FAIL_AT_STEP, **kwargs):
+        super().__init__(step_seconds=0.0, **kwargs)
+        self.fail_at = fail_at
+        self.steps = 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps >= self.fail_at:
+            raise RuntimeError(f"RlcFailingCartPole-v0: step {self.steps} {FAILURE_TEXT} "
+                               f"(it fails from step {self.fail_at} on)")
+        return super().step(action)
+
+
+for _id, _entry, _kwargs in (
+        ("RlcSlowCartPole-v0", SlowCartPole, {}),
+        ("RlcVerySlowCartPole-v0", SlowCartPole, {"step_seconds": LONG_STEP_SECONDS}),
+        ("RlcHangableCartPole-v0", HangableCartPole, {}),
+        ("RlcFailingCartPole-v0", FailingCartPole, {})):
+    if _id not in gym.registry:
+        gym.register(_id, entry_point=_entry, max_episode_steps=500, kwargs=_kwargs)

@@ -18,13 +18,31 @@ from dataclasses import dataclass, field
 HARNESS_EXIT_CODE = 70
 
 
-def describe_error(exc: BaseException) -> dict:
-    """Type, message and traceback of an exception, JSON-ready."""
+def _qualified(exc: BaseException) -> str:
     t = type(exc)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+#: how many links of an exception's chain ``describe_error`` records
+CHAIN_DEPTH = 5
+
+
+def describe_error(exc: BaseException) -> dict:
+    """Type, message and traceback of an exception, JSON-ready, with the
+    exceptions it is chained to (``causes``: ``__cause__``, else the
+    ``__context__`` it did not suppress; then theirs), nearest first."""
+    causes, seen, link = [], {id(exc)}, exc
+    while len(causes) < CHAIN_DEPTH:
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+        if link is None or id(link) in seen:
+            break
+        seen.add(id(link))
+        causes.append({"type": _qualified(link), "message": str(link)[:1000]})
     return {
-        "type": f"{t.__module__}.{t.__qualname__}",
+        "type": _qualified(exc),
         "message": str(exc)[:2000],
         "traceback": "".join(traceback.format_exception(exc))[-4000:],
+        "causes": causes,
     }
 
 

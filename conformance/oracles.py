@@ -36,7 +36,18 @@ BOUND_SLACK = 0.25
 #: the user's own calls that end (or replace) the driver's Ray runtime
 USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
-JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer"}
+JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "check_error", "construct",
+                    "use", "peer"}
+#: what an error must name when a fault caused it (``errors_surface``), by the
+#: op's ``cause``: the failing env's words (``conformance.envs.FAILURE_TEXT``,
+#: kept equal by tests/conformance/test_oracles.py), or an actor's death as
+#: Ray reports it (ActorDiedError, RayActorError, ActorUnavailableError) or
+#: in words
+CAUSES = {
+    "env": re.compile(r"fails on purpose"),
+    "actor": re.compile(r"Actor(Died|Unavailable)Error|RayActorError|actor\b.*\b(died|dead|killed)"
+                        r"|\b(died|dead|killed)\b.*\bactor", re.I | re.S),
+}
 
 
 @dataclass
@@ -629,6 +640,8 @@ def batch_counts(run: Run) -> list[Finding]:
         verb = r["op"]["verb"]
         if r["status"] != "ok" or verb not in ("iterate", "exhaust"):
             continue
+        if r["op"].get("args", {}).get("cause"):
+            continue  # a batch that had to fail: errors_surface
         res = r.get("result") or {}
         if verb == "iterate":
             want = int(r["op"].get("args", {}).get("batches", 1))
@@ -795,10 +808,20 @@ def use_after_close_clear_error(run: Run) -> list[Finding]:
     return out
 
 
+def _answers(res: dict) -> list:
+    """``[[seconds, value], ...]``: each change of a check_alive's answer
+    (a record without them: its one final answer)."""
+    return res.get("answers") or [[res["elapsed"], res["value"]]]
+
+
 def liveness_reports_death(run: Run) -> list[Finding]:
-    """``is_alive()`` returns the expected value within ``within`` seconds of
-    the op's start, timed around the calls (one call that blocks past the
-    bound is a violation even if it then answers right)."""
+    """``is_alive()`` over time. Expected True (a healthy component): its
+    first answer is True, within ``within`` seconds. Expected False (after a
+    fault): it answers False within ``within`` seconds of the op's start.
+    Then it keeps that answer for ``stays`` seconds: a death is for good (an
+    actor Ray restarted has lost its state). Timed around the calls: one
+    call that blocks past the bound is a violation even if it then answers
+    right."""
     out = []
     for r in run.op_records("check_alive"):
         if r["status"] == "skipped":
@@ -810,12 +833,75 @@ def liveness_reports_death(run: Run) -> list[Finding]:
         if r["status"] != "ok":
             continue
         res = r["result"]
-        if res["value"] != res["expect"]:
+        expect, within = res["expect"], res["within"]
+        answers = _answers(res)
+        first_at, first = answers[0]
+        reached = next((t for t, v in answers if v == expect), None)
+        if expect and not first:
+            out.append(at(r, f": is_alive() answered False for a healthy component "
+                             f"(its first answer, after {first_at}s)"))
+            continue
+        if reached is None:
             out.append(at(r, f": is_alive() still {res['value']} after {res['elapsed']}s "
-                             f"(expected {res['expect']} within {res['within']}s)"))
-        elif res["elapsed"] > res["within"] + BOUND_SLACK:
-            out.append(at(r, f": is_alive() answered {res['value']} only after "
-                             f"{res['elapsed']}s (bound {res['within']}s)"))
+                             f"(expected {expect} within {within}s)"))
+            continue
+        if reached > within + BOUND_SLACK:
+            out.append(at(r, f": is_alive() answered {expect} only after "
+                             f"{reached}s (bound {within}s)"))
+        back = next((t for t, v in answers if t > reached and v != expect), None)
+        if back is not None:
+            out.append(at(r, f": is_alive() answered {not expect} again {back}s into the "
+                             f"check, {round(back - reached, 3)}s after it answered {expect} (it "
+                             f"must stay {expect} for {res.get('stays', 0)}s)"))
+    return out
+
+
+def errors_surface(run: Run) -> list[Finding]:
+    """The error of the work behind a call reaches the user at the next call,
+    never only a log line: an op with a ``cause`` (an ``iterate`` whose env
+    fails midway; a ``check_error`` after the background work of ``start()``
+    failed) raises within ``within`` seconds (default 5) an error that is not a
+    generic Python one and names its cause (``CAUSES``) in its message or in
+    the exceptions it is chained to."""
+    out = []
+    for r in run.history.ops:
+        cause = r["op"].get("args", {}).get("cause")
+        if not cause or r["status"] not in ("ok", "raised"):
+            continue
+        within = float(r["op"]["args"].get("within", 5.0))
+        what = f"({cause} failure)"
+        if r["status"] == "ok":
+            res = r.get("result") or {}
+            silent = (f"returned {res['returned']} time(s) in {res['elapsed']}s"
+                      if "returned" in res else "returned")
+            out.append(at(r, f"{what}: {silent} without raising: the error was not surfaced "
+                             "to the caller"))
+            continue
+        e = r.get("error") or {}
+        if e.get("type") in GENERIC_ERRORS:
+            out.append(at(r, f"{what} raised an unclear {e['type']}: "
+                             f"{str(e.get('message'))[:200]}"))
+        chain = [e, *(e.get("causes") or [])]
+        if not any(CAUSES[cause].search(f"{c.get('type')}: {c.get('message')}") for c in chain):
+            out.append(at(r, f"{what} raised {e.get('type')}: {str(e.get('message'))[:200]}, "
+                             f"which names neither in itself nor in its chain the {cause} "
+                             "failure that caused it"))
+        if r["duration"] > within + BOUND_SLACK:
+            out.append(at(r, f"{what} raised only after {r['duration']:.2f}s (bound {within}s)"))
+    return out
+
+
+def calls_within_timeout(run: Run) -> list[Finding]:
+    """A call that takes a timeout (``poll(timeout)``, the ``wait_frames``
+    wait) returns within it, work in flight or not (``Verb.timeout_of``)."""
+    out = []
+    for r in run.history.ops:
+        v = VERBS.get(r["op"]["verb"])
+        if v is None or r["status"] not in ("ok", "raised"):
+            continue
+        limit = v.timeout_of(_op(r))
+        if limit is not None and r["duration"] > limit + BOUND_SLACK:
+            out.append(at(r, f"took {r['duration']:.2f}s; its timeout is {limit}s"))
     return out
 
 
@@ -1019,7 +1105,8 @@ ORACLES = {
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended,
-        use_after_close_clear_error, liveness_reports_death, fails_clearly,
+        use_after_close_clear_error, liveness_reports_death, errors_surface,
+        calls_within_timeout, fails_clearly,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )
 }

@@ -372,6 +372,11 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
 
         for helper in (ray_driver_thread, blocked_in_ray, inside_ray):
             out += ["", ""] + source_of(helper)
+    if any(op.verb == "kill" and op.args.get("how") in verbs.IN_FLIGHT_HOWS for op in scenario.ops):
+        from conformance import envs
+
+        out += ["", "", f"FLAG_DIR = {envs.FLAG_DIR!r}", "", ""] + source_of(envs.process_key) \
+            + ["", ""] + source_of(envs.hang_flag)
     table = []
     for i, op in enumerate(scenario.ops):
         out += ["", ""]

@@ -47,7 +47,9 @@ def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
         if k <= 0:
             return ["# batches=0: the collector is never iterated",
                     "return '0 batches'"]
-        return ["n = 0",
+        note = ([f"# the env fails midway ({a['cause']}): this must raise, naming it"]
+                if a.get("cause") else [])
+        return [*note, "n = 0",
                 "for _ in collector:",
                 "    n += 1",
                 f"    if n >= {k}:",
@@ -85,6 +87,18 @@ def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
         at_least = int(a.get("at_least", 1))
         return [f"n = {length}",
                 f"return f'{{n}} frames (the buffer held at least {at_least} before)'"]
+    if op.verb == "check_error":
+        expr = call_expr(a["call"], spec, submit)
+        if expr is None:
+            return None
+        within = float(a.get("within", 5.0))
+        return [f"# the {a.get('cause')} failure behind it must reach this call: it raises "
+                f"(within {within}s), clearly, chained to that cause",
+                "t0 = time.monotonic()",
+                f"while time.monotonic() - t0 < {within}:",
+                f"    {expr}",
+                "    time.sleep(0.1)",
+                "return 'returned without raising: the error was not surfaced'"]
     if op.verb == "use":
         expr = call_expr(a["call"], spec, submit)
         if expr is None:
@@ -108,17 +122,27 @@ def teardown_lines(call: str, op: Op) -> list[str]:
 
 
 def check_alive_lines(expr: str, op: Op) -> list[str]:
-    """Poll ``expr`` (an is_alive() call) until it equals ``expect`` or ``within`` passes."""
+    """Ask ``expr`` (an is_alive() call) as ``conformance.verbs.check_alive``
+    does: expect=True is judged on the first answer; expect=False is asked
+    until it comes, within ``within``; then it must stay for ``stays`` s."""
     expect = bool(op.args.get("expect", False))
     within = float(op.args.get("within", 5.0))
+    stays = float(op.args.get("stays", 0))
     return ["t0 = time.monotonic()",
+            "answers, reached = [], None",
             "while True:",
             f"    value = bool({expr})",
-            "    elapsed = time.monotonic() - t0",
-            f"    if value == {expect} or elapsed > {within}:",
+            "    elapsed = round(time.monotonic() - t0, 3)",
+            "    if not answers or answers[-1][1] != value:",
+            "        answers.append((elapsed, value))",
+            f"    if reached is None and value == {expect}:",
+            "        reached = elapsed",
+            f"    if (reached is None and ({expect} or elapsed > {within}))"
+            f" or (reached is not None and elapsed - reached >= {stays}):",
             "        break",
             "    time.sleep(0.1)",
-            f"return f'is_alive() = {{value}} after {{elapsed:.2f}}s (expected {expect} within {within}s)'"]
+            f"return f'is_alive() answers (s, value): {{answers}} (expected {expect}"
+            f" within {within}s, then for {stays}s)'"]
 
 
 class Code(str):

@@ -53,6 +53,9 @@ class Verb:
     unchecks: tuple = ()
     #: (op, adapter, spec) -> seconds after which the op counts as hung
     deadline: Callable = lambda op, adapter, spec: DEFAULT_DEADLINE
+    #: op -> the seconds the call itself promises to return within (its
+    #: ``timeout`` argument), or None: judged by ``calls_within_timeout``
+    timeout_of: Callable = lambda op: None
     #: the probe after it reads every component's actor states ...
     probes_actors: bool = False
     #: ... and first waits (bounded) for the target's own actors to be dead
@@ -107,6 +110,12 @@ def _may_fail(op) -> bool:
     return bool(op.args.get("fail") or op.args.get("may_fail"))
 
 
+def _surfaces_error(op) -> bool:
+    """The op must raise the error of the work behind it (``cause``: judged by
+    ``errors_surface``), or may raise (``_may_fail``)."""
+    return bool(op.args.get("cause")) or _may_fail(op)
+
+
 def _construct_needs(op) -> set:
     a, out = op.args, set()
     if op.target == "collector":
@@ -135,6 +144,10 @@ BAD_ARGS = {
     "capacity": {"buffer_capacity": 0},
 }
 KILL_HOWS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
+#: faults that only make sense while a call is in flight (``kill(during=...)``):
+#: ``step_hang`` makes the env of a call that is stepping it hang for good
+#: (the scenario's env must be ``conformance.envs:RlcHangableCartPole-v0``)
+IN_FLIGHT_HOWS = ("step_hang",)
 #: seconds a kill waits for its target to be ALIVE (scheduled, with a process)
 KILL_WAIT_ALIVE = 30.0
 #: seconds a kill waits to see its effect (the process gone, the actor not ALIVE)
@@ -224,7 +237,8 @@ def _count(items, limit=None) -> dict:
 
 
 @verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
-            "actor is killed meanwhile, so a clear error is allowed)", _may_fail)
+            "actor is killed meanwhile, so a clear error is allowed; cause: the env "
+            "fails midway, so it must raise, naming that cause)", _surfaces_error)
 def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
@@ -245,7 +259,8 @@ def start(ctx, op):
     return {}
 
 
-@verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)")
+@verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)",
+      timeout_of=lambda op: float(op.args.get("timeout", 60)))
 def wait_frames(ctx, op):
     """Poll the buffer's length until it reaches ``frames`` (bounded)."""
     from fixtures.wait import poll
@@ -330,7 +345,13 @@ def submit(ctx, op):
     return {}
 
 
-@verb(IMPL, "poll the eval worker (args: timeout, may_fail)", _may_fail)
+#: seconds past its own timeout after which a poll counts as hung
+POLL_GRACE = 30.0
+
+
+@verb(IMPL, "poll the eval worker (args: timeout, may_fail)", _may_fail,
+      timeout_of=lambda op: float(op.args.get("timeout", 0)),
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", 0)) + POLL_GRACE)
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
     result = ctx.adapter.poll(ctx.objects["evaluator"], timeout)
@@ -406,12 +427,69 @@ def _wait_not_alive(ctx, aid: str, what: str) -> str:
         raise HarnessError(f"{what}: {exc}: the fault was not injected") from None
 
 
+def _hang_step(pid: int, what: str, injected) -> None:
+    """Ask process ``pid``'s hangable env to hang at its next step and wait
+    (up to KILL_VERIFY) for its answer that a step is stuck."""
+    from conformance.envs import FLAG_DIR, hang_flag
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    flag = hang_flag(pid)
+    os.makedirs(FLAG_DIR, exist_ok=True)
+    with open(flag, "w"):
+        pass
+    injected()
+    try:
+        wait_for_condition(lambda: os.path.exists(flag + ".hung"), KILL_VERIFY,
+                           message=f"{what}: a step stuck")
+    except ConditionTimeout:
+        if os.path.exists(flag):
+            os.remove(flag)  # never let it hang a later call
+        raise HarnessError(f"{what}: no step of a hangable env ran in pid {pid} within "
+                           f"{KILL_VERIFY}s: no call was in flight, or the env is not "
+                           "conformance.envs:RlcHangableCartPole-v0") from None
+    os.remove(flag + ".hung")
+
+
 def _require_ray(how: str) -> None:
     import ray
 
     if not ray.is_initialized():
         raise HarnessError(f"kill how={how} needs the driver's Ray connection, and Ray is not "
                            "initialized: calling Ray now would start a new runtime")
+
+
+def _await_actors_script(op, w) -> list[str]:
+    return ["t0 = time.monotonic()",
+            f"while any(s != 'ALIVE' for s in (_actor_states() or {{}}).get({op.target!r}, ['?'])):",
+            f"    if time.monotonic() - t0 > {KILL_WAIT_ALIVE}:",
+            f"        raise RuntimeError('the {op.target} actors are not ALIVE after "
+            f"{KILL_WAIT_ALIVE} s')",
+            "    time.sleep(0.1)",
+            "return 'ALIVE'"]
+
+
+@verb(HARNESS, "wait until every actor of a component is ALIVE (up to KILL_WAIT_ALIVE s): "
+               "the race that follows needs them running, whether or not the constructor "
+               "waited for them (torchrl's eval worker returns while its actor is created)",
+      script=_await_actors_script)
+def await_actors(ctx, op):
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    handles = ctx.adapter.actors(op.target, ctx.objects[op.target])
+    if not handles:
+        raise HarnessError(f"{op.target} lists no actor (adapter.actors is empty)")
+    ids = [h._actor_id.hex() for h in handles]
+    t0 = time.monotonic()
+
+    def all_alive():
+        states = ctx.actor_states(ids)
+        return states if all(states[i].get("state") == "ALIVE" for i in ids) else None
+    try:
+        wait_for_condition(all_alive, KILL_WAIT_ALIVE, interval=0.1,
+                           message=f"every {op.target} actor ALIVE")
+    except ConditionTimeout as exc:
+        raise HarnessError(str(exc)) from None
+    return {"actors": len(ids), "waited": round(time.monotonic() - t0, 3)}
 
 
 #: seconds a kill armed with ``during`` waits for that op to start
@@ -443,6 +521,20 @@ def _kill_script(op, w) -> list[str]:
         return head + ["handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor"]
     if how == "hang":
         return head + ["handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs"]
+    if how == "step_hang":  # hang_flag and FLAG_DIR: conformance.envs's, in the script
+        return head + ["flag = hang_flag(_actor_pid(handle))",
+                       "os.makedirs(FLAG_DIR, exist_ok=True)",
+                       "open(flag, 'w').close()  # its env's next step hangs for good "
+                       "(conformance.envs:RlcHangableCartPole-v0)",
+                       "t0 = time.monotonic()",
+                       f"while not os.path.exists(flag + '.hung') and time.monotonic() - t0 < "
+                       f"{KILL_VERIFY}:",
+                       "    time.sleep(0.05)",
+                       "if not os.path.exists(flag + '.hung'):",
+                       "    os.remove(flag)  # never let it hang a later call",
+                       "    raise RuntimeError('no step of a hangable env ran: nothing hangs')",
+                       "os.remove(flag + '.hung')",
+                       "return 'a step hangs'"]
     raise NoScript("removing a node is not done by a standalone script: kill every process of "
                    "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
 
@@ -450,7 +542,8 @@ def _kill_script(op, w) -> list[str]:
 @verb(HARNESS, "kill one actor of a component from outside the implementation "
                "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
                "armed now, the kill lands from a harness thread `after` seconds into "
-               "the next op with that verb; kill_landed reports it)",
+               "the next op with that verb; kill_landed reports it. how=step_hang, "
+               "armed only: the call in flight hangs in its env's next step)",
       # removing the node under a component needs it placed there (an actor option)
       needs=lambda op: ("actor_options",) if op.args.get("how") == "remove_node" else (),
       probes_actors=True, script=_kill_script)
@@ -478,10 +571,13 @@ def _arm_kill(ctx, op):
                                KILL_ARM_WAIT, message=f"op {during} started")
             armed["done"].wait(after)  # an offset into the op, not a synchronisation
             armed["in"] = dict(ctx.running_op or {})
+            landing = time.monotonic()
 
             def injected():  # the signal is sent, ray.kill called: is the op still running?
                 armed["still_in"] = dict(ctx.running_op or {}) == armed["in"]
-            armed["result"] = _kill_now(ctx, type(op)(op.verb, op.target, now), injected)
+                armed["injected_after"] = round(time.monotonic() - landing, 3)
+            armed["result"] = _kill_now(ctx, type(op)(op.verb, op.target, {**now, "armed": True}),
+                                        injected)
         except BaseException as exc:  # noqa: BLE001 - reported by kill_landed
             armed["error"] = exc
         finally:
@@ -512,18 +608,25 @@ def kill_landed(ctx, op):
                            f"{type(exc).__name__}: {exc}") from exc
     if armed["in"].get("verb") != armed["during"] or not armed["still_in"]:
         raise HarnessError(f"the kill was not injected inside {armed['during']} (the op "
-                           f"running then: {armed['in']}; still running at injection: "
+                           f"running then: {armed['in']}; still running at injection, "
+                           f"{armed.get('injected_after')} s after the kill began: "
                            f"{armed.get('still_in')}): no call was in flight as the "
                            "scenario says")
-    return {**armed["result"], "landed_in": armed["in"]}
+    return {**armed["result"], "landed_in": armed["in"],
+            "injected_after": armed["injected_after"]}
 
 
 def _kill_now(ctx, op, injected=lambda: None):
     """``injected`` is called the moment the fault is injected, before its
     effect is verified."""
     how = op.args.get("how", "ray_kill")
-    if how not in KILL_HOWS:
-        raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS}")
+    if how not in KILL_HOWS + IN_FLIGHT_HOWS:
+        raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS + IN_FLIGHT_HOWS}")
+    if how in IN_FLIGHT_HOWS and not op.args.get("armed"):
+        raise HarnessError(f"kill how={how} hits a call in flight: arm it with `during`")
+    if how == "step_hang" and ctx.fixture.get("kind") not in ("local", "multinode"):
+        raise HarnessError(f"refusing a step hang on the {ctx.fixture.get('kind')} fixture: "
+                           "its flag file must be on the actor's machine (this one)")
     if how == "remove_node" and ctx.fixture.get("kind") != "multinode":
         raise HarnessError(f"refusing to remove a node of the {ctx.fixture.get('kind')} "
                            "fixture: the suite stops only nodes of a cluster it started "
@@ -559,6 +662,9 @@ def _kill_now(ctx, op, injected=lambda: None):
         if ready:
             raise HarnessError(f"{what}: the sleeping call returned at once: the actor does not hang")
         ctx.keep.append(ref)
+    elif how == "step_hang":
+        check_signalable(info["pid"], info["class_name"])  # a Ray worker of this machine
+        _hang_step(info["pid"], what, injected)
     else:  # remove_node
         from fixtures.clusters import kill_node
 
@@ -671,28 +777,93 @@ def use(ctx, op):
     return {}
 
 
-@verb(IMPL, "poll is_alive() until it reports the expected value (args: expect, within)",
+#: seconds a check_alive or check_error waits for its answer unless told (the
+#: contract's liveness bound)
+LIVENESS_BOUND = 5.0
+
+
+def _check_alive_deadline(op, adapter, spec) -> float:
+    a = op.args
+    return float(a.get("within", LIVENESS_BOUND)) + float(a.get("stays", 0)) \
+        + adapter.teardown_bound + 10
+
+
+@verb(IMPL, "ask is_alive() over time (args: expect; within: s to reach it; stays: s "
+            "it must then keep answering it). expect=True is a healthy component: its "
+            "first answer counts (no polling, no cache may hide a death later); "
+            "expect=False is asked until it comes, within `within`",
       optional_feature="liveness", unchecks=("liveness_reports_death",),
-      deadline=lambda op, adapter, spec: float(op.args.get("within", 5.0))
-      + adapter.teardown_bound + 10)
+      deadline=_check_alive_deadline)
 def check_alive(ctx, op):
-    """Poll is_alive() until it equals ``expect`` or ``within`` seconds pass;
-    ``elapsed`` runs from the op's start to the return of the last call, so a
+    """Ask ``is_alive()`` until it answers ``expect`` (for expect=True the
+    first answer is the verdict's) or ``within`` seconds pass; then, for
+    ``stays`` seconds, go on asking. Records each change of answer with the
+    time it came, from the op's start to the return of that call, so a
     single call that blocks past ``within`` is measured too."""
+    from fixtures.wait import poll
+
     expect = bool(op.args.get("expect", False))
-    within = float(op.args.get("within", 5.0))
+    within = float(op.args.get("within", LIVENESS_BOUND))
+    stays = float(op.args.get("stays", 0))
     obj = ctx.objects[op.target]
     t0 = time.monotonic()
-    calls = 0
-    while True:
+    seen = {"calls": 0, "answers": [], "reached": None}
+
+    def ask():
         value = bool(ctx.adapter.is_alive(op.target, obj))
-        calls += 1
-        elapsed = time.monotonic() - t0
-        if value == expect or elapsed > within:
-            break
-        time.sleep(0.1)
-    return {"expect": expect, "value": value, "elapsed": round(elapsed, 3), "within": within,
-            "calls": calls}
+        elapsed = round(time.monotonic() - t0, 3)
+        seen["calls"] += 1
+        if not seen["answers"] or seen["answers"][-1][1] != value:
+            seen["answers"].append([elapsed, value])
+        if seen["reached"] is None and value == expect:
+            seen["reached"] = elapsed
+        return value, elapsed
+
+    def done(answer):
+        value, elapsed = answer
+        if seen["reached"] is None:  # a healthy component's first answer is final
+            return expect or elapsed > within
+        return elapsed - seen["reached"] >= stays
+
+    value, elapsed = poll(ask, done, within + stays, interval=0.1)
+    return {"expect": expect, "within": within, "stays": stays, "value": value,
+            "elapsed": elapsed, "reached": seen["reached"], "answers": seen["answers"],
+            "calls": seen["calls"]}
+
+
+def _check_error_deadline(op, adapter, spec) -> float:
+    return float(op.args.get("within", LIVENESS_BOUND)) + adapter.teardown_bound + 10
+
+
+@verb(IMPL, "the user's next call after the work behind it failed (args: call, one of "
+            "the `use` calls; cause: env or actor; within: s): repeated until it raises, "
+            "which is the expected outcome; returning only means the error was not "
+            "surfaced", lambda op: True, deadline=_check_error_deadline,
+      needs=lambda op: ("background",) if op.args.get("call") == "start" else ())
+def check_error(ctx, op):
+    """Call ``call`` until it raises (the op then raises that error) or
+    ``within`` seconds pass (the op returns how often it returned silently)."""
+    from fixtures.wait import poll
+
+    within = float(op.args.get("within", LIVENESS_BOUND))
+    call = USE_VERBS[op.args["call"]]
+    obj = ctx.objects[op.target]
+    t0 = time.monotonic()
+    tries = {"returned": 0}
+
+    def attempt():
+        try:
+            call(ctx, obj)
+        except Exception as exc:  # noqa: BLE001 - the outcome the op is about
+            return exc
+        tries["returned"] += 1
+        return None
+
+    error = poll(attempt, lambda exc: exc is not None, within, interval=0.1)
+    if error is not None:
+        raise error
+    return {"returned": tries["returned"], "elapsed": round(time.monotonic() - t0, 3),
+            "within": within}
 
 
 @verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "

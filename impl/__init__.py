@@ -20,6 +20,7 @@ _EXPORTS = {
     "ComponentClosedError": "impl.errors",
     "ActorNotReadyError": "impl.errors",
     "ReadinessTimeout": "impl.errors",
+    "BackgroundWorkError": "impl.errors",
 }
 
 __all__ = list(_EXPORTS)

@@ -12,6 +12,7 @@ from impl import calls
 from impl.actors import CollectorActor
 from impl.batches import from_flat, stack_flat
 from impl.component import RayComponent
+from impl.errors import BackgroundWorkError
 from impl.weights import as_weights
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,12 @@ class RayCollector(RayComponent):
     yields the number of frames written at each step; ``start()`` runs that
     in a background thread. On reaching ``total_frames`` the collector kills
     its actors by itself; a later ``shutdown()`` is a no-op.
+
+    If the background work fails (an actor died, the env raised), the error is
+    kept in ``error`` and every later ``start()``, iteration or
+    ``update_policy_weights_()`` raises :class:`~impl.errors.BackgroundWorkError`
+    chained to it; ``is_alive()`` is False from then on. ``shutdown()`` still
+    never raises (it logs an error that no call has raised yet).
 
     Keyword Args:
         ray_init_config: ``ray.init`` kwargs, used only if Ray is not running.
@@ -100,6 +107,7 @@ class RayCollector(RayComponent):
         self._actor_frames = frames_per_batch // num_collectors if self._sync else frames_per_batch
         self._pending: dict = {}  # in-flight ref -> actor index; survives a `break`
         self.error: BaseException | None = None  # what stopped the background thread
+        self._error_raised = False  # a call has raised it to the user
 
         self._acquire(ray_init_config)
         try:
@@ -120,7 +128,7 @@ class RayCollector(RayComponent):
 
     def iterator(self) -> Iterator:
         """Batches (or, with a replay buffer, frames written) until total_frames."""
-        self._check_open("iterator")
+        self._check_usable("iterator")
         if self._thread is not None:
             raise RuntimeError("RayCollector is collecting in a background thread (start()); it cannot be iterated")
         return self._iterate("iterator")
@@ -172,8 +180,9 @@ class RayCollector(RayComponent):
 
     # -- background collection ----------------------------------------------
     def start(self) -> None:
-        """Collect into the replay buffer in a background thread."""
-        self._check_open("start")
+        """Collect into the replay buffer in a background thread (a no-op
+        while it runs; BackgroundWorkError once it failed)."""
+        self._check_usable("start")
         if self._writer is None:
             raise ValueError("RayCollector.start() needs a replay_buffer to write into")
         self._start_background(self._collect_in_background, "RayCollector")
@@ -186,7 +195,22 @@ class RayCollector(RayComponent):
         except BaseException as exc:  # thread exits on any error, also SystemExit from Ray
             if self._closed_reason is None:
                 self.error = exc
-                logger.warning("RayCollector: background collection stopped: %r", exc)
+                logger.warning("RayCollector: background collection stopped: %s; the next call "
+                               "raises it", _summary(exc))
+
+    def _check_usable(self, method: str) -> None:
+        """ComponentClosedError once closed; BackgroundWorkError, chained to
+        the cause, once the background work failed."""
+        self._check_open(method)
+        error = self.error
+        if error is not None:
+            self._error_raised = True
+            raise BackgroundWorkError(type(self).__name__, method, _summary(error)) from error
+
+    def is_alive(self) -> bool:
+        """False once closed, once any actor stops answering, or once the
+        background work failed."""
+        return self.error is None and super().is_alive()
 
     # -- weights ------------------------------------------------------------
     def update_policy_weights_(self, policy_or_weights: Any = None, *, worker_ids: int | list[int] | None = None) -> None:
@@ -195,6 +219,7 @@ class RayCollector(RayComponent):
 
         Batches already requested keep the old weights.
         """
+        self._check_usable("update_policy_weights_")
         actors = self._handles("update_policy_weights_")
         source = self._policy if policy_or_weights is None else policy_or_weights
         if source is None:
@@ -213,11 +238,19 @@ class RayCollector(RayComponent):
     def shutdown(self, timeout: float | None = None, shutdown_ray: bool = False) -> None:
         """Stop collecting and kill this collector's actors; never raises.
 
+        If the background work had failed and no call raised it yet, the
+        error is logged here (it stays in ``error``).
+
         Args:
             timeout: bound in seconds (default: ``shutdown_timeout``).
             shutdown_ray: also shut Ray down, only if this library started it,
                 once no other component holds it.
         """
+        error = self.error
+        if error is not None and not self._error_raised and self._closed_reason is None:
+            self._error_raised = True
+            logger.error("RayCollector.shutdown(): the background work had stopped with an "
+                         "error no call raised: %s (kept in .error)", _summary(error))
         self._teardown(timeout, shutdown_ray, "shutdown()")
 
     def _after_kill(self, deadline: float) -> None:
@@ -244,6 +277,14 @@ class RayCollector(RayComponent):
             f"RayCollector(num_collectors={self.num_collectors}, frames_per_batch={self.frames_per_batch}, "
             f"total_frames={self.total_frames}, sync={self._sync}, collected_frames={self.collected_frames}, {state})"
         )
+
+
+def _summary(exc: BaseException) -> str:
+    """``Type: first line`` of what stopped the background work (of a Ray
+    task error, its cause: the env's own exception)."""
+    cause = getattr(exc, "cause", None) or exc
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return f"{type(cause).__name__}: {lines[0] if lines else ''}"
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import ray
@@ -416,6 +417,21 @@ def _forgets_deferred_shutdown(base):
     return Component
 
 
+def _liveness_cached(base):
+    class Component(base):
+        def is_alive(self):
+            # the training loop asks every step: one round of pings per 30 s is plenty
+            now = time.monotonic()
+            cached = getattr(self, "_alive_cache", None)
+            if cached is not None and now - cached[0] < 30.0:
+                return cached[1]
+            value = super().is_alive()
+            self._alive_cache = (now, value)
+            return value
+
+    return Component
+
+
 def _sync_batch_not_divided(base):
     class Collector(base):
         def __init__(self, *args, frames_per_batch, sync=False, num_collectors=None, **kwargs):
@@ -425,6 +441,85 @@ def _sync_batch_not_divided(base):
             super().__init__(*args, frames_per_batch=frames_per_batch * (n if sync else 1),
                              sync=sync, num_collectors=num_collectors, **kwargs)
             self.frames_per_batch = frames_per_batch
+
+    return Collector
+
+
+def _buffer_actor_restarts(base):
+    class Buffer(base):
+        def __init__(self, *args, remote_config=None, **kwargs):
+            # "a crashed buffer actor comes back by itself": Ray restarts it, empty,
+            # and is_alive() pings it as before
+            super().__init__(*args, remote_config={"max_restarts": -1, **(remote_config or {})},
+                             **kwargs)
+
+    return Buffer
+
+
+def _background_errors_only_logged(base):
+    from impl.component import RayComponent
+
+    class Collector(base):
+        def _check_usable(self, method):
+            # the thread's error is logged and kept in .error, for whoever looks
+            self._check_open(method)
+
+        def is_alive(self):
+            return RayComponent.is_alive(self)  # the actors answer: "alive"
+
+    return Collector
+
+
+def _poll_waits_for_episode(base):
+    class Evaluator(base):
+        def poll(self, timeout=0):
+            from impl import calls
+
+            self._check_open("poll")
+            pending = self._pending
+            if pending is None:
+                return None
+            if not timeout:
+                ready, _ = calls.wait([pending], timeout=0)
+                if not ready:
+                    return None
+            # "a timeout means the caller wants the result": wait for it
+            result = calls.get(pending)
+            self._pending = None
+            return result
+
+    return Evaluator
+
+
+def _shutdown_waits_for_episode(base):
+    class Evaluator(base):
+        def shutdown(self, timeout=None, shutdown_ray=False):
+            from impl import calls
+
+            pending = self._pending
+            if pending is not None and self._closed_reason is None:
+                try:  # let the running episode end: closing its env mid-step breaks simulators
+                    calls.get(pending)
+                except Exception:
+                    pass
+            super().shutdown(timeout, shutdown_ray)
+
+    return Evaluator
+
+
+def _fence_unbounded(base):
+    class Collector(base):
+        def _after_kill(self, deadline):
+            from impl import calls
+
+            handle = getattr(self._writer, "_handle", None)
+            writer = getattr(self._writer, "writer_id", None)
+            if handle is None or writer is None:
+                return
+            try:  # wait for the buffer's acknowledgement: nothing sent may land later
+                calls.get(calls.call(handle, "fence", writer))
+            except Exception:
+                pass
 
     return Collector
 
@@ -687,6 +782,59 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("construction_failure/*/user/collector-invalid-sync_divisible", "fail",
                ("fails_clearly",)),),
         {"collector": _sync_batch_not_divided},
+    ),
+    Regression(
+        "liveness-cached",
+        "is_alive() caches its answer for 30 s: a death right after a healthy answer goes "
+        "unseen",
+        "a liveness check made cheap for a training loop that asks every step",
+        (Catch("killed/*/*/buffer-sigkill>teardown", "fail", ("liveness_reports_death",)),),
+        {"buffer": _liveness_cached, "collector": _liveness_cached,
+         "evaluator": _liveness_cached},
+    ),
+    Regression(
+        "liveness-restarted-actor",
+        "the buffer's actor is created with max_restarts=-1: after a crash Ray restarts it, "
+        "empty, and is_alive() answers True again",
+        "actor restarts for fault tolerance, with a liveness check that only pings",
+        (Catch("killed/*/*/buffer-sigkill>teardown", "fail", ("liveness_reports_death",)),),
+        {"buffer": _buffer_actor_restarts},
+    ),
+    Regression(
+        "background-errors-only-logged",
+        "the error that stops start()'s thread is logged and kept in .error: a later start() "
+        "returns silently, iteration blames the thread, is_alive() pings the live actors",
+        "the reference before #26: RayCollector._collect_in_background only logged",
+        (Catch("env_error/*/*/under-thread", "fail",
+               ("errors_surface", "liveness_reports_death")),),
+        {"collector": _background_errors_only_logged},
+    ),
+    Regression(
+        "poll-waits-for-episode",
+        "poll(timeout) with a timeout > 0 waits for the pending episode with ray.get: it "
+        "overruns its timeout while an episode runs, and never returns from a hung one",
+        "a timeout read as 'block or not'",
+        (Catch("killed/*/*/evaluator-step_hang-in-flight>teardown", "hang",
+               ("calls_within_timeout", "no_hang"), may_also=("no_leftover_process",)),),
+        {"evaluator": _poll_waits_for_episode},
+    ),
+    Regression(
+        "shutdown-waits-for-episode",
+        "the eval worker's shutdown() first waits, without a bound, for the episode in "
+        "flight: a hung episode hangs the teardown",
+        "a graceful stop that lets the current episode finish",
+        (Catch("killed/*/*/evaluator-step_hang-in-flight>teardown", "hang", ("no_hang",),
+               may_also=("no_leftover_process",)),),
+        {"evaluator": _shutdown_waits_for_episode},
+    ),
+    Regression(
+        "fence-unbounded",
+        "collector.shutdown() waits without a bound for the buffer to acknowledge that its "
+        "writer is fenced off: a hung buffer hangs the collector's teardown",
+        "a teardown step that waits on another component's actor",
+        (Catch("background/*/*/buffer-hang-under-thread", "hang", ("no_hang",),
+               may_also=("no_leftover_process",)),),
+        {"collector": _fence_unbounded},
     ),
 )}
 

@@ -19,6 +19,11 @@ ENDLESS_IN_PRACTICE = 10**9
 #: an env whose 64-frame batch takes 12.8 s: longer than any graceful wait
 #: of a teardown (``conformance.envs.LONG_STEP_SECONDS``)
 LONG_BATCH_ENV = {"env_id": "conformance.envs:RlcVerySlowCartPole-v0"}
+#: the slow env whose step the harness can make hang mid-call (kill how=step_hang)
+HANGABLE_ENV = {"env_id": "conformance.envs:RlcHangableCartPole-v0"}
+#: an env that raises from its 100th step on: a batch fails midway
+#: (``conformance.envs.FAIL_AT_STEP``)
+FAILING_ENV = {"env_id": "conformance.envs:RlcFailingCartPole-v0"}
 
 
 def subset_variant(variant: str, comps) -> str:

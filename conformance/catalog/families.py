@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, \
-    warm_up
+from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
+    LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, warm_up
 from conformance.verbs import KILL_HOWS
 from conformance.scenario import Scenario
 
@@ -64,6 +64,21 @@ def _mode(sync: bool) -> str:
 def _without(perm, comps):
     """A teardown order over ``comps`` and "ray": ``perm`` minus the absent."""
     return tuple(t for t in perm if t == "ray" or t in comps)
+
+
+#: seconds is_alive() must go on answering False after a death Ray could
+#: undo by restarting the actor (SIGKILL, os._exit: an actor created with
+#: max_restarts comes back, without its state): a restart took 1.0 and 1.8 s
+#: here (a buffer actor, SIGKILL to ping answered, measured)
+STAYS_DEAD = 3.0
+#: kills Ray may undo by restarting the actor (``ray.kill`` asks for no restart)
+RESTARTABLE = ("sigkill", "exit")
+
+
+def alive_now(comp):
+    """is_alive() of a healthy component: True at the first answer (a cached
+    True would then hide the death that follows)."""
+    return op("check_alive", comp, expect=True)
 
 
 def early_break(fixture, owner, comps=ALL):
@@ -144,6 +159,48 @@ def background(fixture, owner, comps=ALL):
     yield make("background", fixture, owner, "long-batch>buffer>collector(shutdown_ray)", [
         *long, op("teardown", "buffer"), op("teardown", "collector", shutdown_ray=True)],
         spec=long_spec, quick=owner == "impl", impl_quick=True)
+    # A collector actor dies under the thread: is_alive() says so for good, the
+    # user's next call raises the death (never only a log line), the teardown
+    # works and the buffer keeps what it got
+    yield make("background", fixture, owner, "collector-sigkill-under-thread", [
+        *head, alive_now("collector"), op("kill", "collector", how="sigkill"),
+        op("check_alive", "collector", expect=False, stays=STAYS_DEAD),
+        op("check_error", "collector", call="start", cause="actor"),
+        op("check_error", "collector", call="iterate", cause="actor"),
+        op("check_data", "buffer"), op("teardown", "collector"), op("check_data", "buffer"),
+        op("teardown", "buffer")], spec=spec)
+    # The buffer hangs while the thread's batches are being written into it:
+    # the collector's teardown, whose writes are stuck in flight, returns
+    # within its bound, and so does the buffer's
+    yield make("background", fixture, owner, "buffer-hang-under-thread", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("wait_frames", "buffer", frames=64), op("kill", "buffer", how="hang"),
+        op("in_ray_call"), op("teardown", "collector"), op("teardown", "buffer")],
+        spec=spec, quick=True)
+
+
+def env_error(fixture, owner, comps=ALL):
+    """The env raises midway through a batch (from its 100th step on): iterate
+    raises it clearly; under start() the user's next calls raise it, chained
+    to it, and is_alive() says the collector is done; teardown works."""
+    for sync in (False, True):
+        # 64-frame batches from 2 actors: the third (async) or the fourth (sync)
+        # batch fails
+        yield make("env_error", fixture, owner, f"iterate-{_mode(sync)}", [
+            *build(fixture, ("collector",), sync=sync),
+            op("iterate", "collector", batches=5, cause="env"),
+            op("teardown", "collector")], spec=FAILING_ENV)
+    if "buffer" not in comps:
+        return
+    # the first check's bound runs from start(): it covers the actors' start
+    # (a constructor may return before them) and their first 100 steps
+    yield make("env_error", fixture, owner, "under-thread", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("check_error", "collector", call="start", cause="env", within=30.0),
+        op("check_error", "collector", call="iterate", cause="env"),
+        op("check_alive", "collector", expect=False), op("teardown", "collector"),
+        op("check_data", "buffer"), op("teardown", "buffer")],
+        spec={"total_frames": ENDLESS_IN_PRACTICE, **FAILING_ENV}, quick=True)
 
 
 def double_close(fixture, owner, comps=ALL):
@@ -226,15 +283,20 @@ def _built_after_teardown(fixture, owner, comps):
 
 
 def killed(fixture, owner, comps=ALL):
-    """One actor of a component killed from outside, then teardown."""
+    """One actor of a component killed from outside, then teardown. The
+    component is asked is_alive() before the fault (True) and after it
+    (False; in ``<comp>-<how>>...`` after a death Ray could undo by a
+    restart, still False STAYS_DEAD seconds later: the other variants are
+    about other things and skip that wait)."""
     for comp, how in itertools.product(comps, KILL_HOWS):
         if how == "remove_node" and fixture != "multinode":
             continue
         placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}
-        base = [*build(fixture, comps, placement=placement), *warm_up(comps)]
+        base = [*build(fixture, comps, placement=placement), *warm_up(comps), alive_now(comp)]
         fault = [op("kill", comp, how=how)]
         if how != "hang":
-            fault.append(op("check_alive", comp, expect=False))
+            stays = {"stays": STAYS_DEAD} if how in RESTARTABLE else {}
+            fault.append(op("check_alive", comp, expect=False, **stays))
         quick_first = (how in ("sigkill", "remove_node") and comp != "evaluator") or (
             how == "hang" and comp != "buffer")
         yield make("killed", fixture, owner, f"{comp}-{how}>teardown", [
@@ -249,7 +311,7 @@ def killed(fixture, owner, comps=ALL):
     for how in ("sigkill", "ray_kill"):
         placement = {c: ("node_a" if c == "collector" else "node_b") for c in ALL}
         yield make("killed", fixture, owner, f"collector-{how}-last>teardown", [
-            *build(fixture, comps, placement=placement), *warm_up(comps),
+            *build(fixture, comps, placement=placement), *warm_up(comps), alive_now("collector"),
             op("kill", "collector", how=how, index=-1), op("check_alive", "collector", expect=False),
             *teardowns(_without(("collector", "buffer", "evaluator"), comps))],
             quick=(how == "sigkill"), built=comps)
@@ -264,16 +326,36 @@ def killed(fixture, owner, comps=ALL):
             continue
         before, call = in_flight[comp]
         yield make("killed", fixture, owner, f"{comp}-{how}-in-flight>teardown", [
-            *build(fixture, comps), *before,
+            *build(fixture, comps), alive_now(comp), *before,
             op("kill", comp, how=how, during=call.verb, after=0.5), call,
             op("kill_landed", comp), op("check_alive", comp, expect=False),
             *teardowns(_without(("collector", "buffer", "evaluator"), comps))],
             spec=SLOW_ENV, quick=(comp, how) == ("collector", "sigkill"), built=comps)
+    if "evaluator" in comps:
+        yield evaluator_step_hang(fixture, owner)
     for comp in comps:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),
             op("check_alive", comp, expect=False), op("teardown", comp)],
             quick=(comp == "evaluator"))
+
+
+def evaluator_step_hang(fixture, owner):
+    """The eval episode in flight hangs (its env's step never returns) while
+    poll(timeout) waits on it: each poll returns within its timeout, the
+    teardown within its bound. A second episode is submitted first (the user
+    moves on to a newer checkpoint), so a poll that waits for the pending
+    episode, whatever its timeout, meets the hung one. Episodes of 100 slow
+    steps (5 s) and a 5 s poll leave the hang seconds to land while an
+    episode runs and the poll waits, also on a loaded machine."""
+    return make("killed", fixture, owner, "evaluator-step_hang-in-flight>teardown", [
+        op("construct", "evaluator"), op("await_actors", "evaluator"), alive_now("evaluator"),
+        op("submit", "evaluator"),
+        op("poll", "evaluator", timeout=0.5), op("submit", "evaluator"),
+        op("kill", "evaluator", how="step_hang", during="poll", after=0.5),
+        op("poll", "evaluator", timeout=5.0), op("kill_landed", "evaluator"),
+        op("poll", "evaluator", timeout=0.5), op("teardown", "evaluator")],
+        spec={**HANGABLE_ENV, "eval_max_steps": 100}, quick=True)
 
 
 def user_restart(fixture, owner, comps=ALL):
@@ -412,6 +494,7 @@ FAMILIES = {
     "order": order,
     "restart": user_restart,
     "killed": killed,
+    "env_error": env_error,
     "use_after_close": use_after_close,
     "named": named,
     "construction_failure": construction_failure,

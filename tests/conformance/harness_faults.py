@@ -90,6 +90,13 @@ def main(fault, request_path):
         os.kill = _kill_without_sigkill(os.kill)
     elif fault == "corrupt-line":
         driver.HistoryWriter = CorruptingWriter
+    elif fault == "step-hang-not-landed":
+        import tempfile
+
+        from conformance import envs
+
+        nowhere = tempfile.mkdtemp(prefix="rlc-no-env-looks-here-")
+        envs.hang_flag = lambda pid: os.path.join(nowhere, str(pid))  # no env reads it
     elif fault == "race-not-set-up":
         from conformance import threads, verbs
 

@@ -10,6 +10,7 @@ from conformance.registry import load_adapter
 TEARDOWN = "double_close/local/user/buffer-twice"
 KILL = "killed/local/user/buffer-sigkill>teardown"
 RACE = "background/local/user/ray-shutdown-under-thread"
+STEP_HANG = "killed/local/user/evaluator-step_hang-in-flight>teardown"
 ENTRY = ("tests.conformance.harness_faults", "main")
 
 # fault -> (scenario, a text the verdict's unknown findings must contain)
@@ -21,6 +22,7 @@ FAULTS = {
     "exit-0": (TEARDOWN, "the driver exited 0 in the harness's probe after op 1"),
     "corrupt-line": (TEARDOWN, "history line 3 is not a JSON record"),
     "race-not-set-up": (RACE, "no thread of the implementation was blocked in a Ray call"),
+    "step-hang-not-landed": (STEP_HANG, "no step of a hangable env ran"),
     "observer-hangs": (TEARDOWN, "the driver passed a deadline in the harness's probe after op 1"),
 }
 

@@ -175,6 +175,69 @@ def test_liveness_that_never_reports_death_fails():
         "op 0 (check_alive buffer): is_alive() answered False only after 20.0s (bound 5.0s)"]
 
 
+def alive_check(expect, answers, within=5.0, stays=0.0):
+    """A check_alive record whose answers changed at these (seconds, value)."""
+    reached = next((t for t, v in answers if v == expect), None)
+    return end(0, "check_alive", "buffer", args={"expect": expect, "stays": stays},
+               result={"expect": expect, "within": within, "stays": stays,
+                       "value": answers[-1][1], "elapsed": answers[-1][0], "reached": reached,
+                       "answers": [list(a) for a in answers], "calls": 10})
+
+
+def test_liveness_over_time_true_now_false_within_and_for_good():
+    assert "liveness_reports_death" not in judge(run_of([alive_check(True, [(0.01, True)])]))
+    assert "liveness_reports_death" not in judge(run_of([
+        alive_check(False, [(0.01, True), (1.2, False)], stays=3.0)]))
+    # a healthy component's first answer counts: polling would hide a flapping one
+    assert judge(run_of([alive_check(True, [(0.01, False), (0.3, True)])]))[
+        "liveness_reports_death"] == ["op 0 (check_alive buffer): is_alive() answered False for "
+                                      "a healthy component (its first answer, after 0.01s)"]
+    # dead, then alive again: an actor Ray restarted (its state is gone)
+    assert judge(run_of([alive_check(False, [(0.01, False), (1.6, True)], stays=3.0)]))[
+        "liveness_reports_death"] == ["op 0 (check_alive buffer): is_alive() answered True again "
+                                      "1.6s into the check, 1.59s after it answered False (it "
+                                      "must stay False for 3.0s)"]
+
+
+def test_errors_of_work_in_flight_must_surface_clearly_named_and_in_time():
+    def call(status, error=None, duration=0.1, result=None, cause="env"):
+        return end(0, "check_error", "collector", status=status, error=error,
+                   duration=duration, result=result,
+                   args={"call": "start", "cause": cause})
+
+    from conformance.envs import FAILURE_TEXT  # the failing env's own words
+
+    env_error = err("ray.exceptions.RayTaskError(RuntimeError)",
+                    f"RlcFailingCartPole-v0: step 100 {FAILURE_TEXT}")
+    wrapped = {**err("impl.errors.BackgroundWorkError", "background work stopped"),
+               "causes": [{"type": "ray.exceptions.ActorDiedError", "message": "gone"}]}
+    assert "errors_surface" not in judge(run_of([call("raised", env_error)]))
+    assert "errors_surface" not in judge(run_of([call("raised", wrapped, cause="actor")]))
+    silent = call("ok", result={"returned": 40, "elapsed": 5.02, "within": 5.0})
+    assert judge(run_of([silent]))["errors_surface"] == [
+        "op 0 (check_error collector) (env failure): returned 40 time(s) in 5.02s without "
+        "raising: the error was not surfaced to the caller"]
+    unnamed = call("raised", err("builtins.RuntimeError", "collecting in a background thread"))
+    assert "names neither" in judge(run_of([unnamed]))["errors_surface"][0]
+    late = call("raised", env_error, duration=9.0)
+    assert judge(run_of([late]))["errors_surface"] == [
+        "op 0 (check_error collector) (env failure) raised only after 9.00s (bound 5.0s)"]
+    # an iterate whose batch had to fail is judged here, not by batch_counts
+    swallowed = end(0, "iterate", "collector", args={"batches": 5, "cause": "env"},
+                    result={"batches": 5, "frames": 320})
+    assert set(judge(run_of([swallowed]))) == {"errors_surface"}
+
+
+def test_a_call_that_overruns_its_own_timeout_fails():
+    ok = end(0, "poll", "evaluator", args={"timeout": 3.0}, result={"ready": False},
+             duration=3.01)
+    late = end(0, "poll", "evaluator", args={"timeout": 0.5}, result={"ready": True},
+               duration=2.5)
+    assert "calls_within_timeout" not in judge(run_of([ok]))
+    assert judge(run_of([late]))["calls_within_timeout"] == [
+        "op 0 (poll evaluator) took 2.50s; its timeout is 0.5s"]
+
+
 def test_expected_failure_that_does_not_raise_fails():
     r = end(0, "construct", "collector", args={"fail": "unknown_env"})
     assert "fails_clearly" in judge(run_of([r]))

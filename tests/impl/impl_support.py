@@ -141,6 +141,33 @@ def cartpole():
     return gym.make("CartPole-v1")
 
 
+class BrokenCartPole:
+    """create_env_fn / env_maker: CartPole whose step ``at`` (and every later
+    one) raises (``how="raise"``: a crashed simulator) or never returns
+    (``how="hang"``: a stuck one, until the actor is killed)."""
+
+    def __init__(self, at: int, how: str):
+        self.at, self.how = at, how
+
+    def __call__(self):
+        import gymnasium as gym
+
+        at, how = self.at, self.how
+
+        class Broken(gym.Wrapper):
+            steps = 0
+
+            def step(self, action):
+                self.steps += 1
+                while self.steps >= at and how == "hang":
+                    time.sleep(3600)
+                if self.steps >= at:
+                    raise RuntimeError(f"simulator crashed at step {self.steps}")
+                return self.env.step(action)
+
+        return Broken(gym.make("CartPole-v1"))
+
+
 def record_torch_imported():
     """init_fn: remember whether torch was imported before it ran."""
     os.environ["IMPL_TEST_TORCH_BEFORE_INIT"] = str("torch" in sys.modules)

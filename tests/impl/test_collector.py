@@ -5,11 +5,13 @@ import threading
 import time
 
 import pytest
+import ray
 import torch
 from tensordict import TensorDict
 
-from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayReplayBuffer
-from impl_support import actor_state, always_one, cartpole, linear_policy, live_actors, threads_since, wait_until
+from impl import ActorNotReadyError, BackgroundWorkError, ComponentClosedError, RayCollector, RayReplayBuffer
+from impl_support import BrokenCartPole, actor_state, always_one, cartpole, linear_policy, live_actors, \
+    threads_since, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -167,6 +169,45 @@ def test_start_stops_and_shuts_down_at_total_frames(track):
         threads_since(threads_before)
     assert rb.write_count == 256 == col.collected_frames
     col.shutdown()  # a no-op
+    rb.close()
+
+
+def test_an_env_error_under_start_is_raised_by_every_later_call(track):
+    rb = track(RayReplayBuffer(10_000))
+    col = collector(track, BrokenCartPole(at=40, how="raise"), frames_per_batch=32, num_collectors=2,
+                    replay_buffer=rb)
+    col.start()
+    assert wait_until(lambda: col.error is not None, timeout=30)
+    assert not col.is_alive()  # the actors answer, but the collector's work is over
+    calls = {"start": col.start, "iterator": lambda: iter(col),
+             "update_policy_weights_": lambda: col.update_policy_weights_(torch.nn.Linear(4, 2))}
+    for method, call in calls.items():
+        with pytest.raises(BackgroundWorkError, match=f"simulator crashed.*{method}\\(\\) cannot") as info:
+            call()
+        assert info.value.__cause__ is col.error  # chained to what stopped the thread
+    start = time.monotonic()
+    col.shutdown()  # never raises
+    assert time.monotonic() - start < 10
+    assert rb.write_count >= 32  # what the actors wrote before the failure stays
+    rb.close()
+
+
+def test_an_actor_death_under_start_surfaces_and_shutdown_logs_it_if_no_call_did(track, caplog):
+    from ray.exceptions import RayActorError
+
+    rb = track(RayReplayBuffer(10_000))
+    col = collector(track, "CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb)
+    col.start()
+    assert wait_until(lambda: rb.write_count >= 64, timeout=30)
+    ray.kill(col.remote_collectors()[1])
+    assert wait_until(lambda: col.error is not None, timeout=10)
+    assert isinstance(col.error, RayActorError) and not col.is_alive()
+    with caplog.at_level("ERROR", logger="impl.collector"):
+        col.shutdown()  # the next call: it does not raise, it logs
+    assert "background work had stopped with an error no call raised" in caplog.text
+    assert "ActorDiedError" in caplog.text
+    with pytest.raises(ComponentClosedError):  # closed now: the closed error comes first
+        col.start()
     rb.close()
 
 

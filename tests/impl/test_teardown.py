@@ -14,7 +14,8 @@ import torch
 from tensordict import TensorDict
 
 from impl import ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer, ReadinessTimeout
-from impl_support import actor_state, constant_policy_maker, live_actors, timed, wait_until
+from impl_support import BrokenCartPole, actor_state, constant_policy_maker, live_actors, timed, \
+    wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -146,6 +147,30 @@ def test_teardown_of_a_hung_actor_respects_the_bound(kind, track):
     assert c.is_alive()  # hung, not dead: liveness pings use their own thread
     assert timed(teardown, c, timeout=3) < 4
     assert_dead(handles)
+
+
+def test_poll_and_teardown_keep_their_bounds_while_the_episode_in_flight_hangs(track):
+    worker = track(RayEvalWorker(None, BrokenCartPole(at=5, how="hang"), constant_policy_maker,
+                                 num_cpus=0.5))
+    handles = actors(worker)
+    worker.submit(None, 50)
+    for timeout in (0.0, 0.5, 1.0):
+        assert timed(worker.poll, timeout) < timeout + 0.3
+    assert worker.poll(0.5) is None
+    assert timed(teardown, worker, timeout=3) < 4
+    assert_dead(handles)
+
+
+def test_collector_teardown_keeps_its_bound_while_its_writes_hang_in_the_buffer(track):
+    rb = make("buffer", track)
+    col = make("collector", track, replay_buffer=rb)
+    col.start()
+    assert wait_until(lambda: rb.write_count >= 32, timeout=30)
+    actors(rb)[0].__ray_call__.remote(lambda self: time.sleep(600))  # the buffer hangs
+    handles = actors(col)
+    assert timed(teardown, col, timeout=3) < 4  # its thread's and actors' writes are stuck
+    assert_dead(handles)
+    assert timed(teardown, rb, timeout=3) < 4
 
 
 @pytest.mark.parametrize("kind", KINDS)
