@@ -368,7 +368,8 @@ def signals(fixture, owner, comps=ALL):
     process, actor or thread; a named worker is detached, so on a cluster
     only a finished teardown ends it). See docs/signals.md."""
     def sig(during, signal="SIGINT", caught=True):
-        return op("interrupt", signal=signal, during=during, after=0.5, caught=caught)
+        return op("interrupt", signal=signal, during=during, after=0.5,
+                  caught=caught and signal == "SIGINT")
 
     rest = teardowns(_without(("collector", "buffer", "evaluator"), comps))
     yield make("signals", fixture, owner, "collector-sigint-in-iterate>teardown", [
