@@ -10,6 +10,7 @@ from conformance.registry import load_adapter
 TEARDOWN = "double_close/local/user/buffer-twice"
 KILL = "killed/local/user/buffer-sigkill>teardown"
 RACE = "background/local/user/ray-shutdown-under-thread"
+SIGNAL = "signals/local/user/evaluator-sigint-in-poll>teardown"
 ENTRY = ("tests.conformance.harness_faults", "main")
 
 # fault -> (scenario, a text the verdict's unknown findings must contain)
@@ -22,6 +23,7 @@ FAULTS = {
     "corrupt-line": (TEARDOWN, "history line 3 is not a JSON record"),
     "race-not-set-up": (RACE, "no thread of the implementation was inside a Ray call"),
     "observer-hangs": (TEARDOWN, "the driver passed a deadline in the harness's probe after op 1"),
+    "signal-lost": (SIGNAL, "the SIGINT never reached the driver's handler while the op ran"),
 }
 
 
