@@ -389,12 +389,9 @@ def main(request_path: str) -> int:
     try:
         ctx = run_scenario_ops(request, writer, standby)
     except Exception as exc:  # noqa: BLE001 - the harness's own failure: an `error` verdict
-        stop_watching()
         writer.write({"phase": "harness-error", "error": describe_error(exc)})
         traceback.print_exc()
         raise SystemExit(HARNESS_EXIT_CODE) from exc
-    finally:
-        stop_watching()
     # From here on the interpreter exits normally, with the components as the
     # scenario left them: atexit handlers and finalizers run, as for a user.
     # The watchdog stays armed: an exit that never finishes is a hang.
@@ -416,27 +413,25 @@ def main(request_path: str) -> int:
     return 0
 
 
-_WATCHES: list = []  # this process's runtime watch (stopped before the exit)
-
-
-def stop_watching() -> None:
-    """No runtime record after the scenario's ops and probes: the interpreter
-    exit is not watched (and the history file closes)."""
-    while _WATCHES:
-        _WATCHES.pop().stop()
-
-
 def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
-    """Setup, every op with its probe, the final probe: the harness's part."""
+    """Setup, every op with its probe, the final probe: the harness's part,
+    with the runtime watched (not the interpreter exit after it)."""
     baseline = threads_now()
     ctx = Context(request, standby)
     ctx.baseline_threads = baseline
-    scenario = ctx.scenario
-    check_interrupts(scenario.ops)
+    check_interrupts(ctx.scenario.ops)
     ctx.interrupts = Interrupts(writer)
     ctx.runtime_watch = RuntimeWatch(writer.write, lambda: (
         (ctx.running_op or {}).get("i"), ctx.last_op), writer.now)
-    _WATCHES.append(ctx.runtime_watch)
+    try:
+        return _setup_ops_and_final(ctx, writer, baseline, standby)
+    finally:
+        ctx.runtime_watch.stop()
+
+
+def _setup_ops_and_final(ctx: Context, writer: HistoryWriter, baseline: list,
+                         standby) -> Context:
+    scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name,
              # the second driver's process: its jobs are the scenario's too
