@@ -417,26 +417,30 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     """Setup, every op with its probe, the final probe: the harness's part,
     with the runtime watched (not the interpreter exit after it)."""
     baseline = threads_now()
-    ctx = Context(request, standby)
-    ctx.baseline_threads = baseline
-    check_interrupts(ctx.scenario.ops)
-    ctx.interrupts = Interrupts(writer)
-    ctx.runtime_watch = RuntimeWatch(writer.write, lambda: (
-        (ctx.running_op or {}).get("i"), ctx.last_op), writer.now)
+    # before the adapter loads: a module of it that captures ray.init at import
+    # gets the watched one
+    watch = RuntimeWatch(writer.write, writer.now)
+    watched = watch.install()
     try:
-        return _setup_ops_and_final(ctx, writer, baseline, standby)
+        ctx = Context(request, standby)
+        ctx.baseline_threads = baseline
+        ctx.runtime_watch = watch
+        watch.where = lambda: ((ctx.running_op or {}).get("i"), ctx.last_op)
+        check_interrupts(ctx.scenario.ops)
+        ctx.interrupts = Interrupts(writer)
+        return _setup_ops_and_final(ctx, writer, baseline, standby, watched)
     finally:
-        ctx.runtime_watch.stop()
+        watch.stop()
 
 
-def _setup_ops_and_final(ctx: Context, writer: HistoryWriter, baseline: list,
-                         standby) -> Context:
+def _setup_ops_and_final(ctx: Context, writer: HistoryWriter, baseline: list, standby,
+                         watched: dict) -> Context:
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name,
              # the second driver's process: its jobs are the scenario's too
              "peer_pid": standby.pid if standby is not None else None,
-             "runtime_watch": ctx.runtime_watch.install()}
+             "runtime_watch": watched}
     if scenario.owner == "user":
         faulthandler.dump_traceback_later(INIT_DEADLINE, exit=True)
         try:

@@ -22,8 +22,11 @@ was running, the last op begun and the calling thread):
   per poll (psutil's ``children()``, which scans every process of the
   machine: 5.6 ms), i.e. 0.24 % of a core at 0.25 s.
 
-The watch never judges (``oracles.no_ray_restart`` and
-``ray_not_shut_down_by_non_owner`` do) and never starts Ray.
+A name captured before the driver started (``from ray import init`` in a
+module the fork server preloads) bypasses the call watch; the process watch
+still sees a local runtime start. The watch never judges
+(``oracles.no_ray_restart`` and ``ray_not_shut_down_by_non_owner`` do) and
+never starts Ray.
 """
 from __future__ import annotations
 
@@ -94,11 +97,13 @@ def _runtime_process(pid: int) -> dict | None:
 
 
 class RuntimeWatch:
-    """See the module docstring. ``write(record)`` appends to the history;
-    ``where()`` gives ``(running op index or None, last op begun or None)``."""
+    """See the module docstring. ``write(record)`` appends to the history,
+    ``clock()`` gives its time; ``where()`` (set once the ops' context
+    exists) gives ``(running op index or None, last op begun or None)``."""
 
-    def __init__(self, write, where, clock):
-        self.write, self.where, self.clock = write, where, clock
+    def __init__(self, write, clock):
+        self.write, self.clock = write, clock
+        self.where = lambda: (None, None)
         self.active = False
         self._local = threading.local()
         self._stop = threading.Event()

@@ -19,7 +19,7 @@ from conformance.runtime_watch import RuntimeWatch
 from fixtures.wait import poll
 
 records, t0 = [], time.monotonic()
-watch = RuntimeWatch(records.append, lambda: (None, None), lambda: time.monotonic() - t0)
+watch = RuntimeWatch(records.append, lambda: time.monotonic() - t0)
 status = watch.install()
 ray.init(address="local", num_cpus=1, include_dashboard=False)
 
