@@ -3,7 +3,9 @@
 # Idempotent: a stamp of the lock files' hash skips work already done.
 # RLC_EXTRAS=torchrl also installs the torchrl extra (ci/torchrl.lock);
 # RLC_EXTRAS=rllib the RLlib extra (ci/rllib.lock: it pins gymnasium 1.2.2, so
-# give it its own venv: RLC_EXTRAS=rllib RLC_VENV=.venv-rllib bash ci/setup.sh).
+# give it its own venv: RLC_EXTRAS=rllib RLC_VENV=.venv-rllib bash ci/setup.sh);
+# RLC_EXTRAS=tianshou the Tianshou extra (ci/tianshou.lock: it pins filelock 3.x,
+# so it too gets its own: RLC_EXTRAS=tianshou RLC_VENV=.venv-tianshou bash ci/setup.sh).
 # RLC_EXTRAS=jobs the jobs extra (ci/jobs.lock: ray[default]'s pieces for
 # `python -m conformance job`) into $VENV/jobs-site, a directory that is not on
 # the venv's path (measured: importable, they make each ray.init slower).
@@ -13,7 +15,7 @@ PY="${PYTHON:-python3}"
 VENV="${RLC_VENV:-.venv}"
 LOCKS="ci/requirements.lock"
 EXTRAS=""
-for extra in torchrl rllib; do
+for extra in torchrl rllib tianshou; do
   if [[ ",${RLC_EXTRAS:-}," == *",$extra,"* ]]; then EXTRAS="$EXTRAS ci/$extra.lock"; fi
 done
 LOCKS="$LOCKS$EXTRAS"
@@ -32,7 +34,8 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$(grep '^torch==' ci/requirements.lock)"
   # One resolve of the base lock and the extras. An extra lock's pin wins:
   # the base lock's line for a package an extra pins again is left out
-  # (rllib.lock's gymnasium==1.2.2; its ray[rllib]==2.60.0 replaces ray==2.60.0).
+  # (rllib.lock's gymnasium==1.2.2; its ray[rllib]==2.60.0 replaces ray==2.60.0;
+  # tianshou.lock's filelock==3.32.7).
   BASE="$VENV/.rlc-base.lock"
   awk 'function name(line) { sub(/[=<>!~\[ ;].*/, "", line); line = tolower(line);
                             gsub(/_/, "-", line); return line }

@@ -27,6 +27,11 @@ FEATURES = {
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
                      "(informational: a scenario never needs it)",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "actor_options": "the constructors take Ray actor options (Spec.resources: a custom "
+                     "resource that places a component on a node, a request no node meets). "
+                     "Without it a scenario that builds a component infeasible or removes "
+                     "the node under it is skipped; elsewhere Ray places the actors (the "
+                     "multinode fixture's placement is then not honoured)",
 }
 
 

@@ -7,6 +7,7 @@ BUILTINS = {
     "reference": "conformance.adapters.reference:ReferenceAdapter",
     "torchrl": "conformance.adapters.torchrl:TorchRLAdapter",
     "rllib": "conformance.adapters.rllib:RLlibAdapter",
+    "tianshou": "conformance.adapters.tianshou:TianshouAdapter",
 }
 REGRESSION_PREFIX = "regression:"
 

@@ -112,6 +112,8 @@ def _construct_needs(op) -> set:
             out.add("per_actor_envs")
     if a.get("named"):
         out.add("named_evaluator")
+    if a.get("infeasible"):  # an actor request no node meets: an actor option
+        out.add("actor_options")
     return out
 
 
@@ -436,6 +438,8 @@ def _kill_script(op, w) -> list[str]:
                "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
                "armed now, the kill lands from a harness thread `after` seconds into "
                "the next op with that verb; kill_landed reports it)",
+      # removing the node under a component needs it placed there (an actor option)
+      needs=lambda op: ("actor_options",) if op.args.get("how") == "remove_node" else (),
       probes_actors=True, script=_kill_script)
 def kill(ctx, op):
     """A fault aimed at what is live: the actor's pid and node are read from the

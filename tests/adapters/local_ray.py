@@ -1,12 +1,25 @@
 """What the adapters' real tests share (their fixtures are in conftest.py):
-the processes of our local Ray, an actor answers, its GCS state, actors dead
-after a teardown."""
+the extra under test, the processes of our local Ray, an actor answers, its
+GCS state, actors dead after a teardown."""
+import importlib
 import os
 
 import psutil
+import pytest
 import ray
 
 from fixtures.wait import poll
+
+
+def import_extra(extra: str, module: str):
+    """Import ``module`` of an extra implementation that lives in its own venv.
+    Where RLC_EXTRAS names ``extra`` (ci/setup.sh installed it, as in .ci/run)
+    a missing one fails the test module; elsewhere it skips."""
+    if extra in os.environ.get("RLC_EXTRAS", "").split(","):
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=f"{extra} is not installed in this venv (build "
+                               f".venv-{extra}: RLC_EXTRAS={extra} RLC_VENV=.venv-{extra} "
+                               "bash ci/setup.sh)")
 
 
 def ray_processes(tmp: str) -> list:

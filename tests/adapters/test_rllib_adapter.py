@@ -7,22 +7,16 @@ Each component is built through the adapter, used, and torn down; its
 actors must be alive before and dead after. No Ray process may outlive the
 module (tests/adapters/conftest.py).
 """
-import os
 from importlib.metadata import version
 
 import pytest
 
-if "rllib" in os.environ.get("RLC_EXTRAS", "").split(","):
-    import ray.rllib  # noqa: F401  ci/setup.sh installed the extra: must not skip
-else:
-    pytest.importorskip("ray.rllib", reason="RLlib is not installed in this venv "
-                        "(build .venv-rllib: RLC_EXTRAS=rllib RLC_VENV=.venv-rllib "
-                        "bash ci/setup.sh)")
+from conformance import catalog
+from conformance.adapter import Spec
+from conformance.adapters.rllib import RLlibAdapter
+from tests.adapters.local_ray import alive, import_extra, temp_dir, wait_dead
 
-from conformance import catalog  # noqa: E402
-from conformance.adapter import Spec  # noqa: E402
-from conformance.adapters.rllib import RLlibAdapter  # noqa: E402
-from tests.adapters.local_ray import alive, temp_dir, wait_dead  # noqa: E402
+import_extra("rllib", "ray.rllib")
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -42,7 +36,7 @@ def _dead_after_teardown(adapter, component, obj, handles):
 
 
 def test_features_components_and_catalog(adapter):
-    assert adapter.features == {"sync", "async", "evaluator", "ready_timeout"}
+    assert adapter.features == {"sync", "async", "evaluator", "ready_timeout", "actor_options"}
     assert adapter.components == ("collector", "evaluator")
     assert adapter.package == "ray[rllib]"
     assert adapter.versions() == {"ray": version("ray"), "gymnasium": version("gymnasium"),

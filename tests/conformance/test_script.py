@@ -78,6 +78,11 @@ EXTRA_SCRIPTS = {  # impl -> (its module, scenarios whose scripts must compile)
                             "order/local/user/collector>evaluator>ray~no-buffer",
                             "killed/local/user/collector-exit>teardown~no-buffer",
                             "use_after_close/local/user/evaluator")),
+    "tianshou": ("tianshou", ("early_break/local/user/sync-after-1",
+                              "order/local/user/collector>ray~no-buffer-evaluator",
+                              "killed/local/user/collector-sigkill-in-flight>teardown~no-buffer-evaluator",
+                              "use_after_close/local/user/collector",
+                              "construction_failure/local/user/collector-one_unknown_env")),
 }
 
 

@@ -1,0 +1,86 @@
+"""Quick real checks of the Tianshou adapter on one local Ray (skipped without
+Tianshou, e.g. in the main .venv: Tianshou 2.0.1 pins filelock 3.x and lives
+in its own venv, ``RLC_EXTRAS=tianshou RLC_VENV=.venv-tianshou bash
+ci/setup.sh``; where RLC_EXTRAS names tianshou a missing Tianshou fails them
+instead).
+
+A collector is built through the adapter (RayVectorEnv + Collector, or
+AsyncCollector for async), iterated to total_frames and closed. Tianshou's
+close() closes the envs and leaves their actors ALIVE (the finding in
+ci/results/tianshou/README.md): the tests assert that as it is, so a Tianshou
+that fixes it shows here, then kill the actors themselves. No Ray process may
+outlive the module (tests/adapters/conftest.py).
+"""
+from importlib.metadata import version
+
+import pytest
+import ray
+
+from conformance import catalog
+from conformance.adapter import Spec
+from conformance.adapters.tianshou import TianshouAdapter
+from tests.adapters.local_ray import actor_state, alive, import_extra, temp_dir, wait_dead
+
+import_extra("tianshou", "tianshou")
+
+pytestmark = pytest.mark.timeout(240)
+
+TMP = temp_dir("rlc-tianshou")
+SPEC = Spec(frames_per_batch=16, total_frames=64, num_collectors=2)
+
+
+@pytest.fixture(scope="module")
+def adapter():
+    return TianshouAdapter()
+
+
+def test_features_components_and_catalog(adapter):
+    assert adapter.features == {"sync", "async", "per_actor_envs"}
+    assert adapter.components == ("collector",)
+    assert adapter.package == "tianshou"
+    assert adapter.versions() == {"tianshou": version("tianshou"), "numpy": version("numpy")}
+    quick = catalog.scenarios(("local", "multinode"), "quick", components=adapter.components)
+    ids = {s.id for s in quick}
+    assert "order/local/user/ray>collector~no-buffer-evaluator" in ids
+    assert "use_after_close/local/user/collector" in ids
+    assert {op.target for s in quick for op in s.ops} <= {None, "collector"}
+    skipped = {s.id: adapter.unsupported(s.requires) for s in quick if adapter.unsupported(s.requires)}
+    assert skipped == {
+        "construction_failure/multinode/user/collector-infeasible": ["actor_options"],
+        "killed/multinode/user/collector-remove_node>teardown~no-buffer-evaluator": ["actor_options"],
+    }
+    assert len(quick) == 49
+
+
+def _closed_with_actors_alive(adapter, collector, handles):
+    """close() returns, closes the envs, and (Tianshou 2.0.1) kills no actor."""
+    adapter.teardown("collector", collector)
+    assert collector.env.is_closed
+    assert {actor_state(h) for h in handles} == {"ALIVE"}
+    for h in handles:  # the test's own cleanup: what close() did not do
+        ray.kill(h)
+    wait_dead(handles, adapter.teardown_bound, "collector")
+
+
+#: sync also with one env id per actor (per_actor_envs): two builds cover the
+#: three mappings, each build costs two actors that import torch and Tianshou
+CASES = {"sync-per-actor-envs": SPEC.with_(sync=True, env_id=("CartPole-v1", "CartPole-v0")),
+         "async": SPEC.with_(sync=False)}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_collector_iterates_to_total_frames_then_closes(adapter, local_ray, case):
+    from tianshou.data import AsyncCollector, Collector
+
+    spec = CASES[case]
+    collector = adapter.make_collector(spec)
+    assert type(collector) is (Collector if spec.sync else AsyncCollector)
+    assert collector.env.is_async is not spec.sync
+    handles = adapter.actors("collector", collector)
+    assert len(handles) == spec.num_collectors and all(alive(h) for h in handles)
+    env_ids = [s.id for s in ray.get([h.get_env_attr.remote("spec") for h in handles])]
+    assert env_ids == (list(spec.env_id) if isinstance(spec.env_id, tuple)
+                       else [spec.env_id] * spec.num_collectors)
+    batches = list(adapter.iterate(collector))
+    assert batches == [spec.frames_per_batch] * (spec.total_frames // spec.frames_per_batch)
+    _closed_with_actors_alive(adapter, collector, handles)
