@@ -12,6 +12,7 @@ is recorded as unknown, never as "dead" or "gone".
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -22,9 +23,11 @@ import traceback
 from conformance import verbs
 from conformance.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
     PROBE_DEADLINE, SETTLE_SECONDS, ZOMBIE_GRACE, exit_bound
-from conformance.history import HARNESS_EXIT_CODE, HistoryWriter, describe_error, \
-    read_history
+from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, \
+    describe_error, read_history
+from conformance.interrupts import Interrupts, check_interrupts
 from conformance.peer import PeerStandby
+from conformance.runtime_watch import RuntimeWatch, ray_identity
 from conformance.scenario import Op, Scenario
 from conformance.threads import new_threads, threads_now
 from fixtures import procs
@@ -66,15 +69,6 @@ def ray_processes(pids_to_skip=()) -> list[dict]:
             except psutil.Error:
                 continue
     return out
-
-
-def ray_identity() -> str | None:
-    """The connected Ray runtime as "gcs/session/job", without ever starting
-    one: one definition, the reference's (``impl.runtime.runtime_identity``)."""
-    from impl.runtime import runtime_identity
-
-    identity = runtime_identity(strict=True)  # an error is the probe's, not "Ray is down"
-    return None if identity is None else "/".join(str(x) for x in identity)
 
 
 def pickled_handle(handle) -> str:
@@ -128,6 +122,9 @@ class Context:
         self.runtime_processes: dict = {}
         self.last_runtime: str | None = None  # the identity in the last probe
         self.baseline_threads: list = []  # the threads before the scenario (threads.new_threads)
+        self.last_op: int | None = None  # the index of the last op begun
+        self.interrupts: Interrupts | None = None  # signals armed to land in an op
+        self.runtime_watch: RuntimeWatch | None = None  # Ray runtimes started and ended
 
     # -- Ray facts, read without starting Ray --------------------------------
     def note_ray_started(self) -> None:
@@ -150,10 +147,11 @@ class Context:
         # drivers against one named actor would configure them; or a bare
         # ray.init(), as most users write it (spec.ray_init).
         kwargs = {} if self.spec.ray_init == "bare" else {"namespace": self.spec.namespace}
-        if fx["kind"] == "local":
-            ray.init(**fx["init"], **kwargs)
-        else:
-            ray.init(address=fx["address"], **kwargs)
+        with self.as_user():
+            if fx["kind"] == "local":
+                ray.init(**fx["init"], **kwargs)
+            else:
+                ray.init(address=fx["address"], **kwargs)
         self.note_ray_started()
         return {"gcs_address": ray.get_runtime_context().gcs_address,
                 "job_id": ray.get_runtime_context().get_job_id()}
@@ -169,6 +167,10 @@ class Context:
                 return float(node["resources"]["CPU"])
         raise verbs.HarnessError(f"the CPUs of node {place!r} of the {fx['kind']} fixture "
                                  "are not known: a component cannot fill it")
+
+    def as_user(self):
+        """Ray calls meanwhile are the user's own (``RuntimeWatch.as_user``)."""
+        return self.runtime_watch.as_user() if self.runtime_watch else contextlib.nullcontext()
 
     @property
     def observer(self):
@@ -362,6 +364,8 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
         if verb.releases and not (never_built or unsupported) else None
     writer.write({"phase": "begin", "i": i, "op": op.to_dict(),
                   "deadline": verbs.deadline_of(op, ctx.adapter, ctx.spec)})
+    ctx.last_op = i
+    interrupt = None
     if never_built:
         status, result, error, duration = "skipped", {"reason": f"no {op.target}: never built"}, None, 0.0
     elif unsupported:
@@ -372,17 +376,27 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
         faulthandler.dump_traceback_later(verbs.deadline_of(op, ctx.adapter, ctx.spec), exit=True)
         t0 = time.monotonic()
         ctx.running_op = {"i": i, "verb": op.verb}
+        ctx.interrupts.op_starts(i, op.verb)
+        raised = None
         try:
             result = verb.run(ctx, op) or {}
             status, error = "ok", None
         except BaseException as exc:  # noqa: BLE001 - a verdict, not a crash
-            status, result, error = "raised", {}, describe_error(exc)
-            if isinstance(exc, KeyboardInterrupt):
+            status, result, error, raised = "raised", {}, describe_error(exc), exc
+            if ctx.interrupts.interrupting(exc):
+                status = "interrupted"  # what the harness's signal raised: recorded, see below
+            elif isinstance(exc, KeyboardInterrupt):
                 raise
         finally:
+            out_at = time.monotonic()
+            armed = ctx.interrupts.op_ends()
             ctx.running_op = None
-            duration = time.monotonic() - t0
+            duration = out_at - t0
             faulthandler.cancel_dump_traceback_later()
+        if armed is not None:
+            interrupt = armed.record(raised, out_at)
+            if status == "interrupted" and armed.ends_program:
+                ctx.interrupts.uncaught = raised  # the user's program ends with it
         if op.verb == "teardown" and status == "ok":
             calls = result.get("calls", [])
             bad = [c for c in calls if c["status"] != "ok"]
@@ -391,7 +405,10 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
     writer.write({
         "phase": "end", "i": i, "op": op.to_dict(), "status": status,
         "error": error, "duration": round(duration, 4), "result": result,
+        **({"interrupt": interrupt} if interrupt is not None else {}),
     })
+    if isinstance(ctx.interrupts.uncaught, SystemExit):
+        return  # SIGTERM: Ray aborts the driver 3 s after it; the program ends now
     # The harness's probe, under its own watchdog: a hang here is the harness's.
     probe = harness_reading(lambda: probe_after(ctx, op, status, baseline, before))
     writer.write({"phase": "probe", "i": i, **probe})
@@ -416,7 +433,8 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
     verb = verbs.VERBS[op.verb]
     if verb.probes_actors:
         # Wait for the component's actors to die, unless it owns none.
-        settle = op.target if verb.settles and op.target not in ctx.connected else None
+        settle = op.target if verb.settles and op.target not in ctx.connected \
+            and status != "interrupted" else None  # an interrupted teardown may not be done
         probe["actors"] = ctx.states_by_component(settle=settle)
     if status == "raised" and (op.args.get("fail") or (
             op.verb == "construct" and op.args.get("may_fail"))):
@@ -520,23 +538,49 @@ def main(request_path: str) -> int:
     # The "exiting" record comes first, so that a watchdog firing in the
     # user's ray.shutdown() below reads as an exit hang.
     bound = exit_bound(ctx.adapter)
-    writer.write({"phase": "exiting", "bound": bound, "wall": time.time()})
+    exiting = {"phase": "exiting", "bound": bound, "wall": time.time()}
+    uncaught = ctx.interrupts.uncaught
+    if uncaught is not None:  # the user's program ends with what the signal raised
+        exiting["uncaught"] = f"{type(uncaught).__module__}.{type(uncaught).__qualname__}"
+        if isinstance(uncaught, SystemExit):
+            exiting["skipped_probes_from"] = ctx.last_op
+    writer.write(exiting)
     writer.close()
     faulthandler.dump_traceback_later(bound, exit=True)
+    if uncaught is not None:
+        raise uncaught  # as the user's program: the interpreter prints it and exits
     end_like_a_user(ctx.scenario)
     return 0
 
 
 def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
-    """Setup, every op with its probe, the final probe: the harness's part."""
+    """Setup, every op with its probe, the final probe: the harness's part,
+    with the runtime watched (not the interpreter exit after it)."""
     baseline = threads_now()
-    ctx = Context(request, standby)
-    ctx.baseline_threads = baseline
+    # before the adapter loads: a module of it that captures ray.init at import
+    # gets the watched one
+    watch = RuntimeWatch(writer.write, writer.now)
+    watched = watch.install()
+    try:
+        ctx = Context(request, standby)
+        ctx.baseline_threads = baseline
+        ctx.runtime_watch = watch
+        watch.where = lambda: ((ctx.running_op or {}).get("i"), ctx.last_op)
+        check_interrupts(ctx.scenario.ops)
+        ctx.interrupts = Interrupts(writer)
+        return _setup_ops_and_final(ctx, writer, baseline, standby, watched)
+    finally:
+        watch.stop()
+
+
+def _setup_ops_and_final(ctx: Context, writer: HistoryWriter, baseline: list, standby,
+                         watched: dict) -> Context:
     scenario = ctx.scenario
     setup = {"phase": "setup", "owner": scenario.owner, "fixture": ctx.fixture.get("kind"),
              "pid": os.getpid(), "adapter": ctx.adapter.name,
              # the second driver's process: its jobs are the scenario's too
-             "peer_pid": standby.pid if standby is not None else None}
+             "peer_pid": standby.pid if standby is not None else None,
+             "runtime_watch": watched}
     if scenario.owner == "user":
         faulthandler.dump_traceback_later(INIT_DEADLINE, exit=True)
         try:
@@ -547,11 +591,19 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     writer.write(setup)
     for i, op in enumerate(scenario.ops):
         run_op(ctx, writer, i, op, baseline)
+        if ctx.interrupts.uncaught is not None:
+            break  # the program ends with it: the interrupted op is the scenario's last
     if ctx.armed_kills:  # e.g. a shrunk or hand-written scenario without its kill_landed
         raise RuntimeError(f"{len(ctx.armed_kills)} kill(s) armed with `during` were never "
                            "checked by a kill_landed op: whether they landed is unknown")
+    if ctx.interrupts.armed:
+        raise RuntimeError(f"{len(ctx.interrupts.armed)} signal(s) armed with `during` never "
+                           "met an op with that verb")
+    ctx.interrupts.restore()
     if standby is not None:
         standby.close()
+    if isinstance(ctx.interrupts.uncaught, SystemExit):
+        return ctx  # SIGTERM: no final probe, Ray aborts the driver 3 s after the signal
     faulthandler.dump_traceback_later(FINAL_PROBE_DEADLINE, exit=True)
     try:
         final = final_probe(ctx, baseline)

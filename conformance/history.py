@@ -3,12 +3,17 @@
 The driver writes, in order: ``setup``; per operation ``begin``, ``end``
 (status, result) and ``probe`` (what the harness observed after it); then
 ``final`` (the final probe) and ``exiting`` (the interpreter exit begins).
+Side records, from any thread and at any time, say what happened without
+moving the driver's position: ``runtime`` (a Ray runtime started or ended:
+``conformance.runtime_watch``), ``signal`` (the harness signalled the
+driver: ``conformance.interrupts``), ``harness-error``.
 Each line is flushed, so a driver that aborts, hangs or exits early still
 leaves a history naming where it was: :meth:`History.position`.
 """
 from __future__ import annotations
 
 import json
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -16,6 +21,8 @@ from dataclasses import dataclass, field
 #: the exit code of a driver whose own (harness) code raised; it writes a
 #: "harness-error" record first
 HARNESS_EXIT_CODE = 70
+#: records that do not move the driver's position (see the module docstring)
+SIDE_PHASES = ("harness-error", "runtime", "signal")
 
 
 def _qualified(exc: BaseException) -> str:
@@ -52,14 +59,22 @@ class HistoryWriter:
     def __init__(self, path: str):
         self._f = open(path, "a", buffering=1)
         self.t0 = time.monotonic()
+        self._lock = threading.Lock()  # side records come from other threads
+
+    def now(self) -> float:
+        """Seconds since the history began (the records' ``t``)."""
+        return round(time.monotonic() - self.t0, 4)
 
     def write(self, record: dict) -> None:
-        record.setdefault("t", round(time.monotonic() - self.t0, 4))
-        self._f.write(json.dumps(record, default=repr) + "\n")
-        self._f.flush()
+        record.setdefault("t", self.now())
+        line = json.dumps(record, default=repr) + "\n"
+        with self._lock:
+            self._f.write(line)
+            self._f.flush()
 
     def close(self) -> None:
-        self._f.close()
+        with self._lock:
+            self._f.close()
 
 
 @dataclass
@@ -140,6 +155,14 @@ class History:
         self.setup = next((r for r in records if r.get("phase") == "setup"), None)
         self.final = next((r for r in records if r.get("phase") == "final"), None)
         self.exiting = next((r for r in records if r.get("phase") == "exiting"), None)
+        ended_at = (self.exiting or {}).get("skipped_probes_from")
+        for i, end in self.ends.items():
+            if ended_at is not None and i >= ended_at and "probe" not in end:
+                end["probe_skipped"] = True  # the program ended (SIGTERM): none was taken
+        #: the signals the harness sent the driver (``conformance.interrupts``)
+        self.signals = [r for r in records if r.get("phase") == "signal"]
+        #: every start and end of a Ray runtime seen (``conformance.runtime_watch``)
+        self.runtime = [r for r in records if r.get("phase") == "runtime"]
 
     @property
     def ops(self) -> list[dict]:
@@ -165,7 +188,7 @@ class History:
         probe; ``("before-exit", None)`` after it; ``("exit", None)`` in the
         interpreter exit (the ``exiting`` record is the last one)."""
         last = next((r for r in reversed(self.records)
-                     if r.get("phase") and r.get("phase") != "harness-error"), None)
+                     if r.get("phase") and r.get("phase") not in SIDE_PHASES), None)
         if last is None:
             return "start", None
         phase, i = last.get("phase"), last.get("i")
@@ -192,14 +215,18 @@ class History:
         if self.setup is None:
             out.append("the setup record")
         n = self.expected_ops
+        # a program ended by the signal's exception (SIGTERM) skips the probes
+        # from its op on and the final probe: Ray aborts it 3 s after the signal
+        ended_at = (self.exiting or {}).get("skipped_probes_from")
         if n is not None:
             no_end = [i for i in range(n) if i not in self.ends]
-            no_probe = [i for i in range(n) if i in self.ends and "probe" not in self.ends[i]]
+            no_probe = [i for i in range(n) if i in self.ends and "probe" not in self.ends[i]
+                        and (ended_at is None or i < ended_at)]
             if no_end:
                 out.append(f"the end records of ops {_ranges(no_end)} (of {n})")
             if no_probe:
                 out.append(f"the probes after ops {_ranges(no_probe)}")
-        if self.final is None:
+        if self.final is None and ended_at is None:
             out.append("the final probe")
         if self.exiting is None:
             out.append("the exit record")

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import math
 import re
+import signal as signals
 from dataclasses import dataclass, field, replace
 
 from conformance.conventions import not_checked
 from conformance.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
-from conformance.history import HARNESS_EXIT_CODE, History, HistoryFile
+from conformance.history import HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
+from conformance.runtime_watch import session_of
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
 from fixtures.runner import WATCHDOG_LINE
@@ -33,6 +35,22 @@ GENERIC_ERRORS = {
 }
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
 BOUND_SLACK = 0.25
+#: seconds within which what a signal raises must come out of the op it was
+#: sent into: Ray's own blocking calls (ray.get, ray.wait without a timeout)
+#: look at the signals once a second (a SIGINT into either surfaced 1.0 s
+#: later in 4 of 4 runs here, Ray 2.60; a 0.2 s slice: 0.2 s), plus slack for load
+INTERRUPT_BOUND = 2.0
+#: what a driver's exit looks like when the user's program ends with the
+#: signal's exception: an uncaught KeyboardInterrupt exits 1 once Ray is
+#: imported (Ray's sys.excepthook; plain Python kills itself with SIGINT:
+#: measured, Python 3.11, Ray 2.60); after SIGTERM, Ray's handler exits with
+#: 15 (SystemExit(15)), or 1 (Ray turns it into SystemExit(1) inside ray.get/
+#: ray.wait), the default action kills with SIGTERM (no handler: Ray never
+#: initialized in the main thread), and Ray's C++ failure-signal handler
+#: aborts a driver still running 3 s after the SIGTERM (SIGABRT; 4 of 6 runs
+#: blocked in ray.get/ray.wait here, whose exit took longer)
+SIGNAL_ENDS = {"SIGINT": ({1}, {signals.SIGINT}),
+               "SIGTERM": ({1, 15}, {signals.SIGTERM, signals.SIGABRT})}
 #: the user's own calls that end (or replace) the driver's Ray runtime
 USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
@@ -174,7 +192,7 @@ def stop_point(run: Run) -> tuple[int | None, float | None]:
     finding about the driver's end (a crash, a hang) is ordered by."""
     where, i = run.history.position()
     last = next((r for r in reversed(run.history.records)
-                 if r.get("phase") and r.get("phase") != "harness-error"), None)
+                 if r.get("phase") and r.get("phase") not in SIDE_PHASES), None)
     op = i if where in ("op", "probe", "between") else None
     return op, (last or {}).get("t")
 
@@ -200,7 +218,9 @@ def no_crash(run: Run) -> list[Finding]:
     crash wherever the driver was.)"""
     out = []
     op, time = stop_point(run)
-    if run.signal and not run.hung:
+    if signal_end(run):
+        pass  # the harness's own signal ended the user's program, as the scenario says
+    elif run.signal and not run.hung:
         out.append(in_run(f"driver killed by signal {run.signal} {position_text(run)}", time, op))
     elif run.exit_code not in (0, None, HARNESS_EXIT_CODE) and not run.hung \
             and not watchdog_fired(run):
@@ -231,15 +251,138 @@ def no_hang(run: Run) -> list[Finding]:
 
 def clean_stderr(run: Run) -> list[Finding]:
     """No traceback or ignored exception printed by the driver itself
-    (lines forwarded from Ray workers start with "(" and are not judged)."""
+    (lines forwarded from Ray workers start with "(" and are not judged),
+    but the one of a KeyboardInterrupt the user's program ends with
+    (``signal_end``: the interpreter prints it)."""
     out = []
-    for line in run.stderr.splitlines():
+    lines = run.stderr.splitlines()
+    expected = _uncaught_traceback(lines) if signal_end(run) else None
+    for n, line in enumerate(lines):
         s = line.strip()
-        if s.startswith("("):
+        if s.startswith("(") or n == expected:
             continue
         if s.startswith("Traceback (most recent call last)") or s.startswith("Exception ignored"):
             out.append(in_run(f"stderr: {s[:200]}"))
     return out[:3]
+
+
+def _uncaught_traceback(lines: list[str]) -> int | None:
+    """The line number of the last traceback's first line, if that traceback
+    ends with a bare KeyboardInterrupt (its exception line, the first line
+    after it that is not indented)."""
+    starts = [n for n, line in enumerate(lines)
+              if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return None
+    last = next((line for line in lines[starts[-1] + 1:] if line and not line[0].isspace()),
+                None)
+    return starts[-1] if last == "KeyboardInterrupt" else None
+
+
+# -- signals the harness sends the driver (``interrupt``) ------------------------------
+
+def signal_end(run: Run) -> str | None:
+    """Why the driver's end is the harness's own signal's doing, or None: a
+    signal that ends the user's program (SIGTERM; a SIGINT the user does not
+    catch) was sent, and the driver ended as such a program does
+    (``SIGNAL_ENDS``; a KeyboardInterrupt only once its op let it out:
+    the exit record says the program ends with it)."""
+    sent = [r for r in run.history.signals if r.get("ends_program")]
+    if not sent or run.hung or watchdog_fired(run):
+        return None
+    name = sent[-1].get("signal")
+    codes, sigs = SIGNAL_ENDS.get(name, (set(), set()))
+    if name == "SIGINT" and (run.history.exiting or {}).get("uncaught") \
+            != "builtins.KeyboardInterrupt":
+        return None
+    if run.exit_code in codes or run.signal in sigs:
+        how = f"exit code {run.exit_code}" if run.exit_code is not None else \
+            f"signal {run.signal}"
+        return f"the harness's {name} ended the program ({how})"
+    return None
+
+
+def _interrupted_ops(run: Run):
+    """(record, signal info) of every op a signal was sent into (or armed
+    for): its end record's ``interrupt``, or, for an op the driver died in,
+    the ``signal`` side record."""
+    seen = set()
+    for r in run.history.ops:
+        info = r.get("interrupt")
+        if info is not None:
+            seen.add(r["i"])
+            yield r, info
+    for sig in run.history.signals:
+        if sig.get("i") not in seen and sig.get("i") in run.history.begins:
+            r = {**run.history.begins[sig["i"]], "status": "unfinished"}
+            yield r, {"signal": sig.get("signal"), "sent": True, "in_op": None, "died": True}
+
+
+def _landing(r: dict, info: dict) -> str | None:
+    """Why the signal of op ``r`` did not land inside it (None: it did, or
+    that is not known from the harness's side)."""
+    sig = info.get("signal")
+    if info.get("error"):
+        e = info["error"]
+        return f"the harness could not send the {sig}: {e['type']}: {e['message'][:200]}"
+    if not info.get("sent"):
+        return f"the {sig} armed for it was not sent inside it ({info.get('not_sent')})"
+    if info.get("in_op") is False:
+        return (f"the {sig} reached the driver's main thread only after the op returned "
+                f"({info.get('handled_after')}s after it was sent; not raised)")
+    if info.get("handler") == "harness" and info.get("in_op") is None and not info.get("died"):
+        return f"the {sig} never reached the driver's handler while the op ran"
+    return None
+
+
+def signal_not_landed(run: Run) -> int | None:
+    """The first op whose signal did not land inside it (the race the
+    scenario sets up did not happen: the run is not the scenario as written)."""
+    return next((r["i"] for r, info in _interrupted_ops(run) if _landing(r, info)), None)
+
+
+def interrupt_prompt(run: Run) -> list[Finding]:
+    """What a signal sent into an op raises in a user's program comes out of
+    that op promptly: a SIGINT as KeyboardInterrupt, a SIGTERM as Ray's
+    SystemExit, within INTERRUPT_BOUND (2 s) of the signal; not swallowed
+    (the op returning normally), not turned into another error.
+
+    A signal that did not land inside its op is unknown (``error``), never a
+    pass; a driver Ray aborted while still in the op (3 s after a SIGTERM)
+    fails it."""
+    out = []
+    bound = INTERRUPT_BOUND + BOUND_SLACK
+    for r, info in _interrupted_ops(run):
+        sig = info.get("signal")
+        raises = "KeyboardInterrupt" if sig == "SIGINT" else "SystemExit"
+        took = info.get("returned_after") or 0.0
+        missed = _landing(r, info)
+        if missed:
+            out.append(unknown_at(r, f": {missed}: the race did not happen"))
+        elif info.get("died"):
+            if sig == "SIGTERM" and run.signal == signals.SIGABRT:
+                out.append(at(r, f": still running when Ray aborted the driver (SIGABRT, 3 s "
+                                 f"after the SIGTERM): no {raises} came out of it"))
+        elif r["status"] == "interrupted":
+            if took > bound:
+                out.append(at(r, f": {raises} came out {took:.2f}s after the {sig} "
+                                 f"(bound {INTERRUPT_BOUND}s)"))
+        elif r["status"] == "ok":
+            if info.get("in_op") or took > bound:
+                out.append(at(r, f": the {sig} sent {info.get('after')}s into it "
+                                 + ("raised KeyboardInterrupt inside it, "
+                                    if info.get("in_op") else "")
+                                 + f"and the op returned normally {took:.2f}s after the "
+                                   f"signal: no {raises} came out (swallowed)"))
+            else:
+                out.append(unknown_at(r, f": returned {took:.2f}s after the {sig}: whether "
+                                         "its handler ran inside the op is not known"))
+        elif r["status"] == "raised":
+            e = r.get("error") or {}
+            out.append(at(r, f": the {sig} came out as {e.get('type')}: "
+                             f"{str(e.get('message'))[:200]} (a user's `except {raises}` "
+                             "misses it)"))
+    return out
 
 
 def no_leftover_process(run: Run) -> list[Finding]:
@@ -489,7 +632,8 @@ def _faulted(run: Run, upto: int) -> set:
             break
         if r["op"]["verb"] in USER_RAY_VERBS:
             hit |= {"buffer", "collector", "evaluator"}
-        elif r["op"]["verb"] in ("kill", "teardown") and r["status"] in ("ok", "raised"):
+        elif r["op"]["verb"] in ("kill", "teardown") and r["status"] in (
+                "ok", "raised", "interrupted"):
             hit.add(r["op"]["target"])
     return hit
 
@@ -505,7 +649,8 @@ def others_untouched(run: Run) -> list[Finding]:
     for r in run.history.ops:
         probe = (r.get("probe") or {}).get("actors")
         if probe is None:
-            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and before:
+            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and before \
+                    and not r.get("probe_skipped"):
                 out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
             continue
         if r["op"]["verb"] == "teardown":
@@ -669,24 +814,110 @@ def _ray_after(r: dict):
     return probe_of(r, "ray")
 
 
+def _watch_unknown(run: Run) -> Finding | None:
+    """Why the runtime was not watched during the ops (None: it was)."""
+    setup = run.history.setup
+    if setup is None:
+        return None  # a setup failure, judged by itself
+    watch = setup.get("runtime_watch")
+    if watch is None:
+        return unknown_in_run("the driver did not watch the Ray runtime during the ops (its "
+                              "setup record has no runtime_watch)", setup.get("t"))
+    if watch.get("error"):
+        return unknown_in_run(f"the driver could not watch the Ray runtime during the ops: "
+                              f"{watch['error']}", setup.get("t"))
+    return None
+
+
+def runtime_changes(run: Run) -> list[dict]:
+    """Every start and end of a Ray runtime the driver saw while the scenario
+    ran (``conformance.runtime_watch``), in order: a public ``ray.init`` or
+    ``ray.shutdown`` call that connected or disconnected the driver, and a
+    GCS process of the driver's that appeared or went with no such call
+    (a path around them). Each: ``kind`` (start, end), ``i`` (the op it
+    happened in, None: between ops), ``last`` (the last op begun),
+    ``identity``, ``what``, ``by_user`` (the harness's own calls as the
+    user), ``t`` (history seconds)."""
+    calls = [r for r in run.history.runtime if r.get("call")]
+    started = {session_of(r.get("after")) for r in calls}
+    ended = {session_of(r.get("before")) for r in calls}
+    out = []
+    for r in run.history.runtime:
+        where = {"i": r.get("i"), "last": r.get("last"), "t": r.get("t0", r.get("t")),
+                 "by_user": r.get("by") == "user"}
+        if r.get("call"):
+            before, after = r.get("before"), r.get("after")
+            what = f"{r['call']}() from thread {r.get('thread')}"
+            if session_of(after) and after != before:
+                out.append({**where, "kind": "start", "identity": after, "what": what})
+            if session_of(before) and after != before:
+                out.append({**where, "kind": "end", "identity": before, "what": what})
+        elif r.get("process") == "gcs_server":
+            session, pid = r.get("session"), r.get("pid")
+            identity = f"a local runtime, {session}"
+            if r.get("change") == "appeared" and session not in started:
+                out.append({**where, "kind": "start", "identity": identity,
+                            "what": f"a GCS process (pid {pid}), with no ray.init() call,"})
+            elif r.get("change") == "gone" and session not in ended:
+                out.append({**where, "kind": "end", "identity": identity,
+                            "what": f"the end of its GCS process (pid {pid}), with no "
+                                    "ray.shutdown() call,"})
+    return out
+
+
+def _changed_at(c: dict) -> int:
+    """The op whose probe first shows a change: its own, or the next op's."""
+    if c["i"] is not None:
+        return c["i"]
+    return 0 if c["last"] is None else c["last"] + 1
+
+
+def _change(run: Run, c: dict, text: str, unknown: bool = False) -> Finding:
+    """A finding about runtime change ``c``: "op N (verb): <what> 0.40s into it
+    <text>", after op N returned, or before the first op."""
+    i = c["i"] if c["i"] is not None else c["last"]
+    r = run.history.ends.get(i) or run.history.begins.get(i)
+    if r is None:
+        return in_run(f"before the first op, {c['what']} {text}", c.get("t"))
+    if c["i"] is None:
+        return replace(at(r, f": after it returned, {c['what']} {text}", unknown),
+                       time=c.get("t"))
+    begun = (run.history.begins.get(i) or {}).get("t")
+    into = f" {c['t'] - begun:.2f}s into it" if begun is not None and c.get("t") is not None \
+        else ""
+    return replace(at(r, f": {c['what']}{into} {text}", unknown), time=c.get("t"))
+
+
 def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     """No call of the implementation, constructors included, shuts down the
     user's Ray runtime: the one a ``user``-owner driver started, and for
-    either owner the one the user started by restarting Ray."""
+    either owner the one the user started by restarting Ray.
+
+    Judged during each op (every end of a runtime the driver saw,
+    ``runtime_changes``) and by the runtime the probe after it reads."""
     out = []
     users = run.scenario.owner == "user"
     before = (run.history.setup or {}).get("ray")
+    ends: dict = {}
+    for c in runtime_changes(run):
+        if c["kind"] == "end" and not c["by_user"]:
+            ends.setdefault(_changed_at(c), []).append(c)
     for r in run.history.ops:
-        if r["status"] == "unfinished":
+        if r["status"] == "unfinished" or r.get("probe_skipped"):
             continue
         verb = r["op"]["verb"]
+        user_rt = before if users and verb not in USER_RAY_VERBS else None
+        seen = [c for c in ends.get(r["i"], []) if user_rt and (
+            c["identity"] == user_rt or c["identity"].endswith(f", {session_of(user_rt)}"))]
+        out += [_change(run, c, f"shut down the user's Ray runtime ({c['identity']})")
+                for c in seen]
         after = _ray_after(r)
         if unobserved(after):
             if verb not in USER_RAY_VERBS and before and users:
                 out.append(after)
             before = None  # unknown from here: judge no later op against a guess
             continue
-        if verb not in USER_RAY_VERBS and users and before and after is None:
+        if user_rt and after is None and not seen:
             out.append(at(r, "shut down the user's Ray runtime"))
         if verb in USER_RAY_VERBS and r["status"] == "ok":
             users = verb == "ray_restart"
@@ -696,21 +927,55 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
 
 def no_ray_restart(run: Run) -> list[Finding]:
     """No call starts or restarts a Ray runtime, except a constructor that
-    finds none running (the implementation then owns it) and the user's own
-    restart (``ray_restart``). The runtime's
-    identity (GCS address, session, job) also changes on a silent reconnect."""
-    out = []
+    finds none running (the implementation then owns it; once) and the
+    user's own restart (``ray_restart``).
+
+    Judged during each op, from every start the driver saw
+    (``runtime_changes``: a runtime started and shut down again within one op
+    counts), and by the runtime the probe after each op reads (its identity,
+    GCS address, session, job, also changes on a silent reconnect)."""
+    unwatched = _watch_unknown(run)
+    out = [unwatched] if unwatched else []
+    before_op, before = {}, (run.history.setup or {}).get("ray")
+    for r in run.history.ops:  # the runtime each op began with ("?": not known)
+        before_op[r["i"]] = before
+        probe = r.get("probe") or {}
+        before = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
+    changes = runtime_changes(run)
+    explained, started_in = set(), set()
+    for c in changes:
+        if c["kind"] != "start":
+            continue
+        explained.add(_changed_at(c))
+        if c["by_user"]:
+            continue
+        r = run.history.ends.get(c["i"]) or run.history.begins.get(c["i"]) or {}
+        prior = before_op.get(c["i"])
+        if prior == "?":
+            out.append(_change(run, c, f"started a Ray runtime ({c['identity']}); whether "
+                                       "one ran before is not known", unknown=True))
+            continue
+        allowed = ((r.get("op") or {}).get("verb") == "construct" and prior is None
+                   and c["i"] not in started_in)
+        started_in.add(c["i"])
+        if not allowed:
+            again = c["i"] is not None and any(
+                e["kind"] == "end" and e["identity"] == c["identity"] and e["i"] == c["i"]
+                for e in changes)
+            out.append(_change(run, c, f"started a Ray runtime ({c['identity']})"
+                                       + (", which the same op shut down again: the probe "
+                                          "after it saw no change" if again else "")))
     before = (run.history.setup or {}).get("ray")
     known = True
     for r in run.history.ops:
-        if r["status"] == "unfinished":
+        if r["status"] == "unfinished" or r.get("probe_skipped"):
             continue
         after = _ray_after(r)
         if unobserved(after):
             out.append(after)
             known = False
             continue
-        if known and after and after != before:
+        if known and after and after != before and r["i"] not in explained:
             may_start = (r["op"]["verb"] == "construct" and before is None) or (
                 r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
@@ -721,7 +986,7 @@ def no_ray_restart(run: Run) -> list[Finding]:
     if unobserved(final):
         if run.history.final is not None:
             out.append(final)
-    elif known and final and final != before:
+    elif known and final and final != before and len(run.scenario.ops) not in explained:
         out.append(in_run(f"Ray was started again after the last operation ({final})",
                           final_time(run)))
     return out
@@ -1104,7 +1369,7 @@ ORACLES = {
         harness_steps_succeed, teardown_never_raises, teardown_within_bound,
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts,
-        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended,
+        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
         calls_within_timeout, fails_clearly,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,

@@ -124,6 +124,7 @@ ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at constru
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
 _ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
+_INTERRUPTS = []  # signals armed to reach this process inside the next operation
 
 
 class Unsupported(Exception):
@@ -252,6 +253,26 @@ def _run_peer(script):
     return f"second driver exited {proc.returncode}"
 
 
+def _send_signal(armed):
+    """An armed signal (the interrupt op), sent to this very process."""
+    armed['sent'] = time.monotonic()
+    os.kill(os.getpid(), armed['signal'])
+
+
+def _signal_outcome(exc):
+    """What the armed signal of this operation did (and whether the program
+    ends with ``exc``), or None: no signal of ours was sent."""
+    armed = next((a for a in _INTERRUPTS if a['sent'] is not None), None)
+    if armed is None:
+        return None, False
+    _INTERRUPTS.remove(armed)
+    took = time.monotonic() - armed['sent']
+    if exc is None:
+        return f"(a {signal.Signals(armed['signal']).name} was sent {took:.3f}s before it " \
+               "returned, and nothing was raised)", False
+    return f"interrupted: {_qualname(exc)} {took:.3f}s after the signal", armed['ends_program']
+
+
 def _step(i, name, fn, deadline, needs=None):
     print(f"[{i}] {name} ...", flush=True)
     if needs and globals().get(needs) is None:
@@ -265,8 +286,18 @@ def _step(i, name, fn, deadline, needs=None):
     try:
         result = fn()
         outcome = "ok" + (f" -> {result}" if result is not None else "")
-    except KeyboardInterrupt:
-        raise
+        note, _ = _signal_outcome(None)
+        outcome += f" {note}" if note else ""
+    except (KeyboardInterrupt, SystemExit) as exc:  # a signal: Ctrl-C, or Ray's SIGTERM handler
+        outcome, ends = _signal_outcome(exc)
+        if outcome is None:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            outcome = f"raised {_qualname(exc)}: {str(exc)[:500]}"
+        elif ends:
+            print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s); the program ends "
+                  "with it", flush=True)
+            raise
     except Unsupported as exc:
         outcome = f"skipped (unsupported: {exc})"
     except BaseException as exc:  # noqa: BLE001 - every outcome is printed

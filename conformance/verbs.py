@@ -683,6 +683,32 @@ def _kill_now(ctx, op, injected=lambda: None):
     return out
 
 
+def _interrupt_script(op, w) -> list[str]:
+    from conformance.interrupts import ends_program
+
+    a = op.args
+    sig, after = a.get("signal", "SIGINT"), float(a.get("after", 0.5))
+    then = ("the program ends with what it raises, as a user's that does not catch it"
+            if ends_program(a) else "the user catches the KeyboardInterrupt and goes on")
+    return [f"# {sig} to this very process {after}s into the next op ({a['during']}); {then}",
+            f"_INTERRUPTS.append({{'signal': signal.{sig}, 'ends_program': "
+            f"{ends_program(a)}, 'sent': None}})",
+            f"_ARMED.append(threading.Timer({after}, _send_signal, args=(_INTERRUPTS[-1],)))",
+            f"return 'armed: {sig} {after}s into the next {a['during']}'"]
+
+
+@verb(HARNESS, "send a signal to the driver process itself from a harness thread, `after` "
+               "seconds into the next op with verb `during` (args: signal: SIGINT, a user's "
+               "Ctrl-C, or SIGTERM, a CI cancellation; during; after; caught: the user's "
+               "`except KeyboardInterrupt` around that op lets the program go on (default), "
+               "else the program ends with what the signal raised; SIGTERM always ends it). "
+               "That op records it: status `interrupted`, the latency from the signal to the "
+               "raise, and whether it landed inside the op (conformance.interrupts)",
+      script=_interrupt_script)
+def interrupt(ctx, op):
+    return ctx.interrupts.arm(op.args)
+
+
 # -- teardown and the user's Ray ----------------------------------------------------
 
 def _call_teardown(ctx, target, obj, shutdown_ray):
@@ -691,6 +717,8 @@ def _call_teardown(ctx, target, obj, shutdown_ray):
         ctx.adapter.teardown(target, obj, shutdown_ray=shutdown_ray)
         status, error = "ok", None
     except BaseException as exc:  # noqa: BLE001 - the history records everything
+        if ctx.interrupts is not None and ctx.interrupts.interrupting(exc):
+            raise  # the harness's signal: the op is interrupted (conformance.interrupts)
         status, error = "raised", describe_error(exc)
     return {
         "status": status,
@@ -740,7 +768,8 @@ def teardown(ctx, op):
 def ray_shutdown(ctx, op):
     import ray
 
-    ray.shutdown()
+    with ctx.as_user():
+        ray.shutdown()
     return {}
 
 
@@ -753,7 +782,8 @@ def ray_shutdown(ctx, op):
 def ray_restart(ctx, op):
     import ray
 
-    ray.shutdown()
+    with ctx.as_user():
+        ray.shutdown()
     return ctx.init_ray_as_user()
 
 

@@ -23,7 +23,7 @@ from conformance.conventions import may_refuse
 from conformance.findings import Finding, by_time, in_run, unknown_in_run
 from conformance.verbs import HARNESS, VERBS
 from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
-    position_text, stop_point, watchdog_fired
+    position_text, signal_not_landed, stop_point, watchdog_fired
 
 VERDICTS = ("pass", "fail", "crash", "hang", "error", "setup-error", "skip")
 #: verdicts that turn the gate red
@@ -81,11 +81,14 @@ def harness_failures(run: Run) -> list[Finding]:
 
 def failed_harness_step(run: Run) -> int | None:
     """The index of the first op from which the run is not the scenario as
-    written: a harness step (a fault injection, a lookup) that raised, or
-    the op after which the harness's own code raised or stopped."""
+    written: a harness step (a fault injection, a lookup) that raised, an
+    op its armed signal did not land in, or the op after which the
+    harness's own code raised or stopped."""
+    unlanded = signal_not_landed(run)
     for r in run.history.ops:
         v = VERBS.get(r["op"]["verb"])
-        if v is not None and v.party == HARNESS and r["status"] == "raised":
+        if (v is not None and v.party == HARNESS and r["status"] == "raised") \
+                or r["i"] == unlanded:
             return r["i"]
     raised = any(r.get("phase") == "harness-error" for r in run.history.records)
     where, i = run.history.position()

@@ -6,6 +6,15 @@ component's own actors, returns once they are dead and what they held shows
 free in ``ray.available_resources()`` (``impl.resources``), and never touches
 handles once the runtime they belong to is gone. After teardown every public method raises
 :class:`ComponentClosedError`.
+
+Signals: a ``KeyboardInterrupt`` (Ctrl-C), or the ``SystemExit`` Ray raises
+in the main thread on SIGTERM, is never swallowed: blocking waits are short
+slices, so it comes out of any call within about 0.2 s. One that lands in
+a teardown comes out at once too, and the teardown's work is not lost: the
+component stays closed, and the next ``shutdown()``/``close()`` (from any
+thread), a user's ``ray.shutdown()`` or the interpreter exit finishes it
+(every actor killed, the thread joined, the lease released, Ray shut down if
+that was asked and allowed).
 """
 
 from __future__ import annotations
@@ -28,10 +37,14 @@ _SLICE = 0.2  # seconds: how often blocking waits look for a concurrent teardown
 _EXIT_BOUND = 5.0  # seconds: teardown of a component still working at interpreter exit
 
 _WORKING: weakref.WeakSet = weakref.WeakSet()  # components that started a background thread
+#: components whose teardown an interrupt cut short (held until it is finished:
+#: a detached actor of one that is garbage-collected would live on)
+_INTERRUPTED: set = set()
 
 
 def _stop_background_work(reason: str = "interpreter exit") -> None:
-    """Tear down the open components whose background thread still calls Ray.
+    """Tear down the open components whose background thread still calls Ray,
+    and finish every teardown an interrupt cut short.
 
     Runs before Ray's core worker is destroyed: at interpreter exit (before
     any ``atexit`` handler, Ray's shutdown is one) and at the start of every
@@ -44,7 +57,7 @@ def _stop_background_work(reason: str = "interpreter exit") -> None:
     runtime, which may be this very ``ray.shutdown()``.
     """
     me = threading.current_thread()
-    for component in list(_WORKING):
+    for component in list(_WORKING) + list(_INTERRUPTED):
         if component._closing_thread is not me:
             component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, reason)
 
@@ -62,7 +75,7 @@ def _stopping_background_work(shutdown: Callable) -> Callable:
 
     @functools.wraps(shutdown)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _WORKING and ray.is_initialized():
+        if (_WORKING or _INTERRUPTED) and ray.is_initialized():
             _stop_background_work("ray.shutdown()")
         return shutdown(*args, **kwargs)
 
@@ -88,11 +101,15 @@ class RayComponent:
         self._lease: runtime.RuntimeLease | None = None
         self._actors: list = []  # handles this component talks to
         self._owns_actors = True  # teardown kills them
+        self._dying: list = []  # handles killed, their end not yet confirmed
+        self._held: dict = {}  # what the killed actors held, to see it free again
         self._thread: threading.Thread | None = None  # background work, if any
         self._closing_thread: threading.Thread | None = None  # the thread that runs the teardown
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
         self._closed_reason: str | None = None
+        self._shutdown_ray = False  # a teardown call asked for it
+        self._graceful_tried = False  # the graceful step before the kill ran (or was cut short)
         self._teardown_done = threading.Event()
 
     # -- construction -------------------------------------------------------
@@ -198,35 +215,32 @@ class RayComponent:
 
     # -- teardown -----------------------------------------------------------
     def _teardown(self, timeout: float | None, shutdown_ray: bool, reason: str) -> None:
-        """Stop background work, kill own actors, release the lease. Never raises.
+        """Stop background work, kill own actors, release the lease. Never
+        raises, except a ``KeyboardInterrupt`` (or ``SystemExit`` in the main
+        thread), which comes out at once.
 
         The first caller does the work; concurrent or later callers wait for
-        it (bounded) and return. Returns within ``timeout`` (default
-        ``shutdown_timeout``) plus the time of ``ray.shutdown()`` if that is due.
+        it (bounded) and return. A teardown an interrupt cut short is
+        resumed by the next call (and, at the latest, at interpreter exit).
+        Returns within ``timeout`` (default ``shutdown_timeout``) plus the time
+        of ``ray.shutdown()`` if that is due.
         """
         try:
             bound = self._shutdown_timeout if not isinstance(timeout, (int, float)) else max(0.0, timeout)
             deadline = time.monotonic() + bound
             with self._lock:
-                first = self._closed_reason is None
-                if first:
+                if self._closed_reason is None:
                     self._closed_reason = reason
+                done = self._teardown_done.is_set()
+                if not done:
+                    self._shutdown_ray = self._shutdown_ray or bool(shutdown_ray)
+                run = not done and self._closing_thread is None
+                if run:
                     self._closing_thread = threading.current_thread()
-            if first:
-                try:
-                    self._stop_event.set()
-                    self._join_thread(deadline)
-                    self._kill_actors(deadline)
-                except BaseException as exc:
-                    calls.swallow(exc)
-                    logger.warning("%s: error during teardown", type(self).__name__, exc_info=True)
-                finally:
-                    lease = self._lease
-                    if lease is not None:
-                        self._release(lease, shutdown_ray)
-                    self._teardown_done.set()
+            if run:
+                self._run_teardown(deadline)
             else:
-                if shutdown_ray:
+                if shutdown_ray and done:
                     logger.info("%s: already closed; shutdown_ray=True ignored", type(self).__name__)
                 if threading.current_thread() is not self._thread:
                     self._teardown_done.wait(max(0.0, deadline - time.monotonic()))
@@ -238,6 +252,29 @@ class RayComponent:
         """Give the runtime lease back (``impl.runtime.release``)."""
         runtime.release(lease, shutdown_ray=shutdown_ray)
 
+    def _run_teardown(self, deadline: float) -> None:
+        """The teardown's work, each step safe to run again: an interrupt
+        leaves the component in ``_INTERRUPTED`` for the next call to finish."""
+        try:
+            _INTERRUPTED.discard(self)
+            try:
+                self._stop_event.set()
+                self._join_thread(deadline)
+                self._kill_actors(deadline)
+            except BaseException as exc:
+                calls.swallow(exc)
+                logger.warning("%s: error during teardown", type(self).__name__, exc_info=True)
+            lease = self._lease
+            if lease is not None:
+                self._release(lease, self._shutdown_ray)
+            self._teardown_done.set()
+        except BaseException:
+            if not self._teardown_done.is_set():
+                _INTERRUPTED.add(self)
+            raise
+        finally:
+            self._closing_thread = None
+
     def _join_thread(self, deadline: float) -> None:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -246,35 +283,44 @@ class RayComponent:
                 logger.warning("%s: background thread did not stop in time", type(self).__name__)
 
     def _kill_actors(self, deadline: float) -> None:
-        actors, self._actors = self._actors, []
-        if not actors or not self._owns_actors:
+        """Kill the own actors (the graceful step first, once), then wait
+        (bounded) for their end. A handle leaves ``_actors`` only once its
+        kill was sent, so a resumed teardown kills what is left."""
+        actors = self._actors
+        if actors and (not self._owns_actors or self._lease is None or not self._lease.is_current()):
+            self._actors = []
+            if self._owns_actors:
+                self._actors_unreachable(actors)
             return
-        lease = self._lease
-        if lease is None or not lease.is_current():
-            self._actors_unreachable(actors)
-            return
-        self._before_kill(actors, deadline)
-        try:
-            release = resources.Release(resources.held(actors, deadline))
-        except BaseException as exc:
-            calls.swallow(exc)
-            release = None
-        for handle in actors:
-            try:
-                calls.kill(handle)
+        if actors:
+            if not self._graceful_tried:
+                self._graceful_tried = True  # an interrupt here skips it on resume
+                self._before_kill(actors, deadline)
+            try:  # what they hold, read before the kill (impl.resources)
+                for key, amount in resources.held(actors, deadline).items():
+                    self._held[key] = self._held.get(key, 0.0) + amount
             except BaseException as exc:
                 calls.swallow(exc)
+            for handle in actors:
+                try:
+                    calls.kill(handle)
+                except BaseException as exc:
+                    calls.swallow(exc)
+            self._dying, self._actors = self._dying + actors, []
+        if not self._dying:
+            return
         # ray.kill is asynchronous: wait (bounded) until calls fail, i.e. dead,
         # and until what they held shows free again (impl.resources)
         try:
-            refs = [calls.call(h, "ping") for h in actors]
+            refs = [calls.call(h, "ping") for h in self._dying]
             calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
-            if release is not None and not release.wait(deadline):
+            if self._held and not resources.Release(self._held).wait(deadline):
                 logger.info("%s: resources not shown free within %s s of the kill",
                             type(self).__name__, resources.RELEASE_WAIT)
         except BaseException as exc:
             calls.swallow(exc)
         self._after_kill(deadline)
+        self._dying, self._held = [], {}
 
     def _before_kill(self, actors: list, deadline: float) -> None:
         """Hook: a graceful step before the actors are killed."""

@@ -63,6 +63,14 @@ def _kill_without_sigkill(kill):
     return patched
 
 
+def _kill_without_signals_to_self(kill):
+    def patched(pid, sig):
+        if pid == os.getpid():
+            return None  # the harness's SIGINT to the driver is lost
+        return kill(pid, sig)
+    return patched
+
+
 class CorruptingWriter(HistoryWriter):
     """Writes a torn JSON line before the third record."""
 
@@ -88,6 +96,8 @@ def main(fault, request_path):
         GcsObserver.__init__ = unreachable
     elif fault == "kill-fails":
         os.kill = _kill_without_sigkill(os.kill)
+    elif fault == "signal-lost":
+        os.kill = _kill_without_signals_to_self(os.kill)
     elif fault == "corrupt-line":
         driver.HistoryWriter = CorruptingWriter
     elif fault == "step-hang-not-landed":

@@ -103,7 +103,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                                "~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
-                                          "defaults", "walk"}
+                                          "defaults", "walk", "signals"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}
@@ -129,6 +129,26 @@ def test_races_put_the_call_in_flight_on_purpose_with_the_slow_env():
     armed = verbs.index("kill")
     assert kill.ops[armed].args["during"] == verbs[armed + 1] == "iterate"
     assert verbs[armed + 2] == "kill_landed"
+
+
+def test_every_signal_is_armed_for_a_slow_call_after_it_and_one_that_ends_the_program_last():
+    import pytest
+
+    from conformance.catalog.build import SLOW_ENV, op
+    from conformance.interrupts import check_interrupts
+
+    signalled = 0
+    for s in catalog.scenarios(("local", "multinode"), "full"):
+        check_interrupts(s.ops)
+        for k, o in enumerate(s.ops):
+            if o.verb == "interrupt":
+                signalled += 1
+                assert any(later.verb == o.args["during"] for later in s.ops[k + 1:]), s.id
+                assert s.spec["env_id"] == SLOW_ENV["env_id"], s.id
+    assert signalled == 32
+    with pytest.raises(ValueError, match="must be the last op"):
+        check_interrupts([op("interrupt", signal="SIGTERM", during="iterate"),
+                          op("iterate", "collector"), op("teardown", "collector")])
 
 
 def test_the_slow_env_is_slow_and_never_ends_an_episode():

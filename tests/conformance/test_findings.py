@@ -27,7 +27,8 @@ BUFFER_DEAD = {"actors": {"buffer": {"b1": {"state": "DEAD"}}}}
 
 def run_of(records, stderr=""):
     ops = tuple(Op.from_dict(r["op"]) for r in records if r.get("phase") == "end")
-    recs = [{"phase": "setup", "t": 0.5, "ray": RAY, "owner": "user"}, *records,
+    recs = [{"phase": "setup", "t": 0.5, "ray": RAY, "owner": "user",
+             "runtime_watch": {"calls": ["ray.init", "ray.shutdown"]}}, *records,
             {**FINAL, "t": 30.0}, {"phase": "exiting", "t": 31.0, "bound": 15.0}]
     return Run(scenario=Scenario("order", "local", "user", "t", ops),
                history=History(HistoryFile(records=recs), expected_ops=len(ops)),

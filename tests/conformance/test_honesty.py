@@ -11,6 +11,7 @@ TEARDOWN = "double_close/local/user/buffer-twice"
 KILL = "killed/local/user/buffer-sigkill>teardown"
 RACE = "background/local/user/ray-shutdown-under-thread"
 STEP_HANG = "killed/local/user/evaluator-step_hang-in-flight>teardown"
+SIGNAL = "signals/local/user/evaluator-sigint-in-poll>teardown"
 ENTRY = ("tests.conformance.harness_faults", "main")
 
 # fault -> (scenario, a text the verdict's unknown findings must contain)
@@ -24,6 +25,7 @@ FAULTS = {
     "race-not-set-up": (RACE, "no thread of the implementation was blocked in a Ray call"),
     "step-hang-not-landed": (STEP_HANG, "no step of a hangable env ran"),
     "observer-hangs": (TEARDOWN, "the driver passed a deadline in the harness's probe after op 1"),
+    "signal-lost": (SIGNAL, "the SIGINT never reached the driver's handler while the op ran"),
 }
 
 

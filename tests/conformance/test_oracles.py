@@ -6,6 +6,8 @@ from conformance.scenario import Op, Scenario
 from conformance.verdict import decide as _decide, texts
 
 RAY = "127.0.0.1:1/session_a/01000000"
+#: the setup record's runtime_watch of a driver that watched the runtime during the ops
+WATCH = {"calls": ["ray.init", "ray.shutdown"], "processes": "children of the driver every 0.25s"}
 FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
          "job_actors": {"actors": {}, "source": "gcs"}, "zombie_pids": {}}
 
@@ -30,7 +32,7 @@ def run_of(records, owner="user", complete=True, corrupt=(), spec=None, **kw):
     """A run of the ops whose records are given; ``complete`` adds the final
     probe (unless given) and the exit record, as a driver that got there."""
     ops = [Op.from_dict(r["op"]) for r in records if r.get("phase") in ("end", "begin")]
-    recs = [{"phase": "setup", "ray": RAY, "owner": owner}, *records]
+    recs = [{"phase": "setup", "ray": RAY, "owner": owner, "runtime_watch": WATCH}, *records]
     if complete:
         if not any(r.get("phase") == "final" for r in recs):
             recs.append(dict(FINAL))
@@ -312,7 +314,7 @@ PEER_OPS = [Op("construct", "evaluator", {"connect": True, "named": True}),
 def peer_result(*records, exit_code=0, stderr="", complete=True, corrupt=()):
     """A ``peer`` op's result: the second driver's whole history (setup, the
     records given, and if ``complete`` its final probe and exit record)."""
-    recs = [{"phase": "setup", "ray": RAY, "owner": "user"}, *records]
+    recs = [{"phase": "setup", "ray": RAY, "owner": "user", "runtime_watch": WATCH}, *records]
     if complete:
         recs += [dict(FINAL), {"phase": "exiting", "bound": 15.0}]
     return {"exit_code": exit_code, "timed_out": False, "stderr": stderr,
@@ -711,3 +713,177 @@ def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
     assert judge(run_of([*ops, clean, {**FINAL, "ray": None}], owner="impl")) == {}
     # the user's runtime is never the implementation's to end
     assert "owned_runtime_ended" not in judge(run_of([*ops, up], owner="user"))
+# -- signals the harness sends the driver (interrupt) -------------------------------------
+
+def sent(i, signal="SIGINT", ends=False):
+    return {"phase": "signal", "i": i, "signal": signal, "after": 0.5, "ends_program": ends}
+
+
+def interrupted(i, verb, target=None, status="interrupted", signal="SIGINT",
+                raised="builtins.KeyboardInterrupt", **info):
+    """The end record of an op the harness's signal was sent into."""
+    r = end(i, verb, target, status=status,
+            error=err(raised, "") if status in ("interrupted", "raised") else None)
+    r["interrupt"] = {"signal": signal, "after": 0.5, "ends_program": False, "sent": True,
+                      "in_op": True if signal == "SIGINT" else None,
+                      "handler": "harness" if signal == "SIGINT" else None,
+                      "returned_after": 0.2, **info}
+    return r
+
+
+def test_an_interrupt_that_comes_out_promptly_passes():
+    run = run_of([sent(0), interrupted(0, "poll", "evaluator")])
+    assert decide(run) == ("pass", {}, {})
+
+
+def test_an_interrupt_swallowed_late_or_turned_into_another_error_fails():
+    swallowed = interrupted(0, "poll", "evaluator", status="ok", returned_after=2.01)
+    assert judge(run_of([sent(0), swallowed]))["interrupt_prompt"] == [
+        "op 0 (poll evaluator): the SIGINT sent 0.5s into it raised KeyboardInterrupt inside "
+        "it, and the op returned normally 2.01s after the signal: no KeyboardInterrupt came "
+        "out (swallowed)"]
+    late = interrupted(0, "iterate", "collector", returned_after=3.5)
+    assert judge(run_of([sent(0), late]))["interrupt_prompt"] == [
+        "op 0 (iterate collector): KeyboardInterrupt came out 3.50s after the SIGINT "
+        "(bound 2.0s)"]
+    other = interrupted(0, "teardown", "evaluator", status="raised",
+                        raised="builtins.RuntimeError")
+    verdict, violations, _ = decide(run_of([sent(0), other]))
+    assert verdict == "fail" and violations["interrupt_prompt"] == [
+        "op 0 (teardown evaluator): the SIGINT came out as builtins.RuntimeError:  (a user's "
+        "`except KeyboardInterrupt` misses it)"]
+
+
+def test_a_signal_that_did_not_land_inside_its_op_is_an_error_never_a_pass():
+    cases = {
+        "not sent": interrupted(0, "poll", "evaluator", status="ok", sent=False, in_op=None,
+                                not_sent="op 0 (poll) returned 0.100s in, before the signal "
+                                         "was due at 0.5s"),
+        "after the op": interrupted(0, "poll", "evaluator", status="ok", in_op=False,
+                                    handled_after=0.3),
+        "never handled": interrupted(0, "poll", "evaluator", status="ok", in_op=None),
+    }
+    for why, r in cases.items():
+        verdict, violations, unknown_ = decide(run_of([r]))
+        assert verdict == "error" and violations == {}, why
+        assert unknown_["interrupt_prompt"][0].endswith("the race did not happen"), why
+    # what the run saw from that op on is not judged: it is not the scenario as written
+    dead = end(1, "teardown", "evaluator", result={"calls": []}, probe=actors(evaluator="ALIVE"))
+    verdict, violations, unknown_ = decide(run_of([cases["not sent"], dead]))
+    assert verdict == "error" and violations == {}
+    assert "own_actors_dead_after_teardown" in unknown_
+
+
+def test_sigterm_ends_the_program_without_a_crash_unless_the_op_never_let_it_out():
+    last = interrupted(0, "iterate", "collector", signal="SIGTERM", raised="builtins.SystemExit",
+                       ends_program=True)
+    ended = {"phase": "exiting", "bound": 15.0, "uncaught": "builtins.SystemExit",
+             "skipped_probes_from": 0}
+    del last["probe"]
+    for how in ({"exit_code": 15}, {"exit_code": 1}, {"exit_code": None, "signal": 15},
+                {"exit_code": None, "signal": 6}):
+        run = run_of([sent(0, "SIGTERM", ends=True), last, ended], complete=False, **how)
+        assert decide(run) == ("pass", {}, {}), how
+    # Ray's abort 3 s after the signal, the op still running: not a crash, not prompt
+    stuck = run_of([begin(0, "iterate", "collector"), sent(0, "SIGTERM", ends=True)],
+                   complete=False, exit_code=None, signal=6)
+    verdict, violations, _ = decide(stuck)
+    assert verdict == "fail" and "no_crash" not in violations
+    assert violations["interrupt_prompt"] == [
+        "op 0 (iterate collector): still running when Ray aborted the driver (SIGABRT, 3 s "
+        "after the SIGTERM): no SystemExit came out of it"]
+    # any other end after it is still a crash
+    segv = run_of([sent(0, "SIGTERM", ends=True), last, ended], complete=False,
+                  exit_code=None, signal=11)
+    assert decide(segv)[0] == "crash"
+
+
+def test_an_uncaught_interrupt_exits_1_with_its_traceback_and_nothing_else_is_excused():
+    last = interrupted(0, "poll", "evaluator", ends_program=True)
+    ended = {"phase": "exiting", "bound": 15.0, "uncaught": "builtins.KeyboardInterrupt"}
+    tb = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nKeyboardInterrupt\n"
+    recs = [sent(0, ends=True), last, dict(FINAL), ended]
+    assert decide(run_of(recs, complete=False, exit_code=1, stderr=tb)) == ("pass", {}, {})
+    # the same exit without the program ending with the interrupt is a crash
+    verdict, violations, _ = decide(run_of([sent(0, ends=True), last], exit_code=1, stderr=tb))
+    assert verdict == "crash" and "clean_stderr" in violations
+    # another traceback is still one
+    other = tb.replace("KeyboardInterrupt", "RuntimeError: boom")
+    assert judge(run_of(recs, complete=False, exit_code=1, stderr=other))["clean_stderr"] == [
+        "stderr: Traceback (most recent call last):"]
+
+
+# -- the runtime, watched during each op ---------------------------------------------------
+
+OTHER = "127.0.0.1:5/session_x/01000000"
+
+
+def runtime(i, call, before, after, by=None, last=None, t0=1.4, thread="MainThread"):
+    return {"phase": "runtime", "i": i, "last": i if last is None else last, "call": call,
+            "by": by, "before": before, "after": after, "thread": thread, "t0": t0, "t": t0 + 1}
+
+
+def test_a_runtime_started_and_shut_down_within_one_op_fails_no_ray_restart():
+    recs = [end(0, "ray_shutdown", probe={"ray": None}),
+            runtime(1, "ray.init", None, OTHER), runtime(1, "ray.shutdown", OTHER, None, t0=3.0),
+            end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": None}),
+            {**FINAL, "ray": None}]
+    run = run_of(recs)
+    run.history.begins[1] = {**begin(1, "teardown", "buffer"), "t": 1.0}  # when the op began
+    assert judge(run) == {"no_ray_restart": [
+        "op 1 (teardown buffer): ray.init() from thread MainThread 0.40s into it started a Ray "
+        "runtime (127.0.0.1:5/session_x/01000000), which the same op shut down again: the "
+        "probe after it saw no change"]}
+
+
+def test_one_start_by_a_constructor_without_a_runtime_and_the_user_s_own_are_allowed():
+    first = [runtime(0, "ray.init", None, OTHER),
+             end(0, "construct", "buffer", probe={"ray": OTHER})]
+    run = run_of([*first, {**FINAL, "ray": OTHER}], owner="impl")
+    run.history.setup["ray"] = None
+    assert decide(run) == ("pass", {}, {})
+    twice = [runtime(0, "ray.init", None, RAY), runtime(0, "ray.shutdown", RAY, None), *first]
+    run = run_of([*twice, {**FINAL, "ray": OTHER}], owner="impl")
+    run.history.setup["ray"] = None
+    assert judge(run)["no_ray_restart"] == [
+        "op 0 (construct buffer): ray.init() from thread MainThread started a Ray runtime "
+        "(127.0.0.1:5/session_x/01000000)"]
+    user = [runtime(0, "ray.shutdown", RAY, None, by="user"),
+            runtime(0, "ray.init", None, OTHER, by="user"),
+            end(0, "ray_restart", probe={"ray": OTHER})]
+    assert decide(run_of([*user, {**FINAL, "ray": OTHER}])) == ("pass", {}, {})
+
+
+def test_a_runtime_process_started_around_ray_init_or_between_ops_fails_too():
+    gcs = {"phase": "runtime", "i": 0, "last": 0, "process": "gcs_server", "pid": 77,
+           "session": "session_y", "change": "appeared", "thread": "rlc-runtime-watch"}
+    recs = [gcs, end(0, "teardown", "buffer", result={"calls": []})]
+    assert judge(run_of(recs))["no_ray_restart"] == [
+        "op 0 (teardown buffer): a GCS process (pid 77), with no ray.init() call, started a "
+        "Ray runtime (a local runtime, session_y)"]
+    between = runtime(None, "ray.init", None, OTHER, last=0, thread="RayCollector")
+    recs = [end(0, "ray_shutdown", probe={"ray": None}), between,
+            end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": OTHER}),
+            {**FINAL, "ray": OTHER}]
+    assert judge(run_of(recs))["no_ray_restart"] == [
+        "op 0 (ray_shutdown): after it returned, ray.init() from thread RayCollector started a "
+        "Ray runtime (127.0.0.1:5/session_x/01000000)"]
+
+
+def test_the_user_s_runtime_shut_down_inside_an_op_fails_even_if_one_is_up_after_it():
+    recs = [runtime(0, "ray.shutdown", RAY, None), runtime(0, "ray.init", None, OTHER),
+            end(0, "teardown", "collector", result={"calls": []}, probe={"ray": OTHER})]
+    violations = judge(run_of(recs))
+    assert violations["ray_not_shut_down_by_non_owner"] == [
+        "op 0 (teardown collector): ray.shutdown() from thread MainThread shut down the user's "
+        "Ray runtime (127.0.0.1:1/session_a/01000000)"]
+    assert "no_ray_restart" in violations
+
+
+def test_a_runtime_not_watched_during_the_ops_is_unknown():
+    run = run_of([end(0, "construct", "buffer")])
+    del run.history.setup["runtime_watch"]
+    assert decide(run)[0] == "error"
+    assert unknown(run)["no_ray_restart"] == [
+        "the driver did not watch the Ray runtime during the ops (its setup record has no "
+        "runtime_watch)"]

@@ -250,3 +250,32 @@ def test_collector_async_shutdown_with_in_flight_batches(track):
     assert time.monotonic() - start < 5
     assert_dead(handles)
     assert_closed(c, "collector", "shutdown()")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("then", ["shutdown again", "the exit hook"])
+def test_an_interrupted_teardown_lets_the_interrupt_out_and_its_work_is_finished_later(
+        kind, then, track, monkeypatch):
+    """A Ctrl-C inside shutdown()/close() comes out of it, and the teardown's
+    work is not lost: the next call (or the interpreter exit's hook) kills
+    what the interrupted one did not (docs/signals.md)."""
+    from impl import calls, component
+
+    c = make(kind, track)
+    handles = actors(c)
+    kill = calls.kill
+
+    def interrupted(handle):
+        monkeypatch.setattr(calls, "kill", kill)  # Ctrl-C once, at the first kill
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(calls, "kill", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        teardown(c)
+    assert [actor_state(h) for h in handles] == ["ALIVE"] * len(handles)
+    if then == "shutdown again":
+        assert timed(teardown, c) < 5
+    else:
+        component._stop_background_work("the interpreter exit")
+    assert_dead(handles)
+    assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")

@@ -1,0 +1,73 @@
+"""The runtime watch (``conformance.runtime_watch``) on a real Ray 2.60, in a
+process of its own: it records every start and end of a runtime as it
+happens, and Ray's auto-init on a stale handle goes through the public
+``ray.init`` it wraps (the measurement behind the watch's design)."""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+
+from fixtures import procs
+from fixtures.rayenv import REPO_ROOT, full_env, ray_env
+
+DRIVER = """
+import json, sys, time
+import ray
+from conformance.runtime_watch import RuntimeWatch
+from fixtures.wait import poll
+
+records, t0 = [], time.monotonic()
+watch = RuntimeWatch(records.append, lambda: time.monotonic() - t0)
+status = watch.install()
+ray.init(address="local", num_cpus=1, include_dashboard=False)
+
+
+@ray.remote(num_cpus=0)
+class Actor:
+    def ping(self):
+        return 1
+
+
+actor = Actor.remote()
+ray.get(actor.ping.remote())
+ray.shutdown()
+try:
+    ray.kill(actor)  # a stale handle: Ray starts a new runtime on its own first
+except Exception as exc:  # Ray 2.60: ActorHandleNotFoundError
+    print(f"ray.kill raised {type(exc).__name__}", file=sys.stderr)
+ray.shutdown()
+gone = lambda: sum(r.get("change") == "gone" and r["process"] == "gcs_server" for r in records)
+poll(lambda: gone(), lambda n: n >= 2, 30)  # the poller's view of both runtimes' end
+watch.stop()
+print(json.dumps({"status": status, "records": records}))
+"""
+
+
+def test_ray_s_auto_init_goes_through_ray_init_and_each_runtime_s_processes_are_seen():
+    marker = f"rlc-watch-test-{uuid.uuid4().hex[:8]}"
+    tmpdir = tempfile.mkdtemp(prefix="rlc-w-")  # short: unix socket paths are length-limited
+    env = full_env({**ray_env(tmpdir, marker), "RAY_ADDRESS": "local"})
+    try:
+        out = subprocess.run([sys.executable, "-c", DRIVER], env=env, cwd=str(REPO_ROOT),
+                             capture_output=True, text=True, timeout=240)
+    finally:
+        procs.kill_marked(marker, 0.5)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["status"]["calls"] == ["ray.init", "ray.shutdown"]
+    calls = [(r["call"], r["before"] is None, r["after"] is None)
+             for r in found["records"] if r.get("call")]
+    # the user's init and shutdown, then the stale handle's auto-init (through
+    # ray.init, from the same thread) and the shutdown after it
+    assert calls == [("ray.init", True, False), ("ray.shutdown", False, True),
+                     ("ray.init", True, False), ("ray.shutdown", False, True)], calls
+    inits = [r for r in found["records"] if r.get("call") == "ray.init"]
+    assert inits[0]["after"] != inits[1]["after"] and inits[1]["thread"] == "MainThread"
+    sessions = [r["after"].split("/")[1] for r in inits]
+    gcs = [(r["change"], r["session"]) for r in found["records"]
+           if r.get("process") == "gcs_server"]
+    assert gcs == [("appeared", sessions[0]), ("gone", sessions[0]),
+                   ("appeared", sessions[1]), ("gone", sessions[1])], gcs
