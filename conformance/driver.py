@@ -26,6 +26,7 @@ from conformance.history import HARNESS_EXIT_CODE, History, HistoryWriter, \
     describe_error, read_history
 from conformance.peer import PeerStandby
 from conformance.scenario import Op, Scenario
+from conformance.targets import kind_of
 from conformance.threads import new_threads, threads_now
 from fixtures import procs
 from fixtures.wait import poll
@@ -165,8 +166,9 @@ class Context:
         return out
 
     def describe_actors(self, component: str) -> list[dict]:
-        """Record the component's actors (id, pid, node, state) as created."""
-        handles = self.adapter.actors(component, self.objects[component])
+        """Record the actors (id, pid, node, state) of a component instance
+        as created (``component`` is its target: ``collector.2``)."""
+        handles = self.adapter.actors(kind_of(component), self.objects[component])
         ids = [h._actor_id.hex() for h in handles]
         states = self.actor_states(ids)
         infos = []
@@ -194,6 +196,11 @@ class Context:
         out = poll(read, settled, SETTLE_SECONDS)
         out["_settle_seconds"] = round(time.monotonic() - t0, 3)
         return out
+
+    def leftovers(self) -> dict:
+        """What is left now: the live actors of the driver's jobs and the
+        implementation's threads (``verbs.check_clean``)."""
+        return {"job_actors": job_actors(self), "threads": new_threads(self.baseline_threads)}
 
     def run_peer(self, op: Op) -> dict:
         """A second driver process (the peer standby) runs ``op.args["ops"]``."""

@@ -236,7 +236,7 @@ def _for_components(listed: set, ids: set, components) -> tuple[set, list]:
 
 def _about_missing(sid: str, components) -> bool:
     try:
-        return any(c not in components for c in catalog.find(sid).components)
+        return any(c not in components for c in catalog.find(sid).kinds)
     except KeyError:
         return False
 

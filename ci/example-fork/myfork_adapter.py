@@ -22,7 +22,7 @@ class MyForkAdapter(Adapter):
     name = "myfork"
     features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
-                          "per_actor_envs"})  # every feature: the gate allows no skip
+                          "per_actor_envs", "instances"})  # every feature: the gate allows no skip
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
 

@@ -19,7 +19,7 @@ class ReferenceAdapter(Adapter):
     name = "reference"
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
-        "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs",
+        "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances",
     })
     teardown_bound = 10.0
 

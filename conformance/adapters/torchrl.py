@@ -79,7 +79,8 @@ class TorchRLAdapter(Adapter):
         self.features = frozenset(self._detect_features())
 
     def _detect_features(self):
-        feats = {"sync", "async", "buffer", "per_actor_envs"}  # RayReplayBuffer: every version
+        # RayReplayBuffer: every version; every constructor builds a new component
+        feats = {"sync", "async", "buffer", "per_actor_envs", "instances"}
         if "replay_buffer" in self._collector_args:
             feats.add("buffer_mode")
         # start() is public API in every version a user calls. 0.11+ runs the

@@ -90,7 +90,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
     not exist; ids round-trip through find."""
     two = ("buffer", "collector")
     subset = catalog.scenarios(("local", "multinode"), "full", components=two)
-    assert not any("evaluator" in s.components for s in subset)
+    assert not any("evaluator" in s.kinds for s in subset)
     orders = [s.variant for s in subset if s.family == "order" and s.fixture == "local"
               and s.owner == "user"]
     assert sorted(orders) == sorted(
@@ -98,7 +98,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
             ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
-                                          "defaults", "walk"}
+                                          "defaults", "walk", "sweep"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}
