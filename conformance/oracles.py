@@ -1,24 +1,27 @@
 """Oracles: one function per lifecycle rule, each judging a recorded run.
 
-An oracle takes a :class:`Run` and returns a list of findings (empty: the
-rule holds, or does not apply to this run). A finding is a violation (a
-plain ``str``) or an :class:`Unknown`: the rule could not be judged because
-what it needs was not observed (a probe that raised or timed out, a GCS that
-did not answer). As in Jepsen's checkers, unknown is never valid: a run with
-an unknown finding and no violation gets the ``error`` verdict, never
-``pass``. ``judge`` runs each oracle "safely": an oracle that raises is
-unknown too (Jepsen's ``check-safe``). Oracles never execute anything.
+An oracle takes a :class:`Run` and returns a list of findings
+(:class:`conformance.findings.Finding`; empty: the rule holds, or does not
+apply to this run), written with the helpers of ``conformance.findings``
+(``at(r, "raised X")`` for op record r). A finding is a violation, or
+``unknown``: the rule could not be judged because what it needs was not
+observed (a probe that raised or timed out, a GCS that did not answer). As
+in Jepsen's checkers, unknown is never valid: a run with an unknown finding
+and no violation gets the ``error`` verdict, never ``pass``. ``judge`` runs
+each oracle "safely": an oracle that raises, or returns anything but
+findings, is unknown too (Jepsen's ``check-safe``). Oracles never execute
+anything.
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from conformance.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
-from conformance.targets import writes_into
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
 GENERIC_ERRORS = {
@@ -33,10 +36,6 @@ USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
 JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer",
                     "check_writes"}
-
-
-class Unknown(str):
-    """A finding that says: this rule could not be judged here, and why."""
 
 
 @dataclass
@@ -72,12 +71,6 @@ class Run:
         return Spec.for_scenario(self.scenario)
 
 
-def _label(r: dict) -> str:
-    op = r["op"]
-    tgt = f" {op['target']}" if op.get("target") else ""
-    return f"op {r['i']} ({op['verb']}{tgt})"
-
-
 def _construct_args(run: Run, component: str) -> dict:
     for r in run.op_records("construct", component):
         return r["op"].get("args", {})
@@ -93,32 +86,44 @@ def _constructed(run: Run) -> set:
     return {r["op"]["target"] for r in run.op_records("construct") if r["status"] == "ok"}
 
 
-def _field(record: dict | None, key: str, what: str):
-    """``record[key]`` of a probe record, or an :class:`Unknown` naming ``what``
-    probe is missing, raised, or lacks the field."""
+def _field(record: dict | None, key: str, what: str, op: int | None, time: float | None):
+    """``record[key]`` of a probe record, or an unknown :class:`Finding`
+    naming ``what`` probe is missing, raised, or lacks the field."""
     if record is None:
-        return Unknown(f"no {what} was recorded")
+        return unknown_in_run(f"no {what} was recorded", time, op)
     if record.get("error"):
         e = record["error"]
-        return Unknown(f"the {what} raised {e['type']}: {e['message'][:200]}")
+        return unknown_in_run(f"the {what} raised {e['type']}: {e['message'][:200]}", time, op)
     if key not in record:
-        return Unknown(f"the {what} has no {key!r}")
+        return unknown_in_run(f"the {what} has no {key!r}", time, op)
     return record[key]
 
 
+def unobserved(value) -> bool:
+    """``value`` (from :func:`probe_of` or :func:`final_of`) is the unknown
+    finding that stands for a fact the probe did not give."""
+    return isinstance(value, Finding)
+
+
 def probe_of(r: dict, key: str):
-    """``r``'s probe field ``key``, or an :class:`Unknown` saying why it is missing."""
-    return _field(r.get("probe"), key, f"probe after {_label(r)}")
+    """``r``'s probe field ``key``, or an unknown finding saying why it is missing."""
+    return _field(r.get("probe"), key, f"probe after {label(r)}", r["i"], r.get("t"))
 
 
 def final_of(run: Run, key: str):
-    """The final probe's field ``key``, or an :class:`Unknown`."""
-    return _field(run.history.final, key, "final probe")
+    """The final probe's field ``key``, or an unknown finding."""
+    final = run.history.final
+    return _field(final, key, "final probe", None, (final or {}).get("t"))
 
 
-def _unknown_state(where: str, comp: str, aid: str, st: dict) -> Unknown:
-    return Unknown(f"{where}: state of {comp} actor {aid[:8]} unknown "
-                   f"({str(st.get('error') or 'not observed')[:200]})")
+def final_time(run: Run) -> float | None:
+    """The history time of the final probe (None: there is none)."""
+    return (run.history.final or {}).get("t")
+
+
+def _unknown_state(r: dict, comp: str, aid: str, st: dict) -> Finding:
+    return unknown_at(r, f": state of {comp} actor {aid[:8]} unknown "
+                         f"({str(st.get('error') or 'not observed')[:200]})")
 
 
 # -- where the driver was: the implementation's, or the harness's ---------------------
@@ -139,7 +144,7 @@ def position_text(run: Run) -> str:
     where, i = run.history.position()
     n = len(run.scenario.ops)
     if where == "op":
-        return f"in {_label(run.history.begins[i])}, op {i + 1} of {n}"
+        return f"in {label(run.history.begins[i])}, op {i + 1} of {n}"
     if where == "probe":
         return f"in the harness's probe after op {i} of {n}"
     if where == "between":
@@ -147,6 +152,16 @@ def position_text(run: Run) -> str:
     return {"start": "before the scenario started", "final": "in the harness's final probe",
             "before-exit": "after the final probe, before the exit",
             "exit": "in the interpreter exit"}[where]
+
+
+def stop_point(run: Run) -> tuple[int | None, float | None]:
+    """The op (if any) and the history time where the history stops: what a
+    finding about the driver's end (a crash, a hang) is ordered by."""
+    where, i = run.history.position()
+    last = next((r for r in reversed(run.history.records)
+                 if r.get("phase") and r.get("phase") != "harness-error"), None)
+    op = i if where in ("op", "probe", "between") else None
+    return op, (last or {}).get("t")
 
 
 WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.M)
@@ -165,40 +180,44 @@ def _ended_early(run: Run) -> bool:
 
 # -- process-level rules ------------------------------------------------------
 
-def no_crash(run: Run) -> list[str]:
+def no_crash(run: Run) -> list[Finding]:
     """The driver neither died by a signal, nor exited non-zero by itself,
     nor printed Ray's "Check failed" abort, nor stopped inside an operation
     of the implementation. (A signal or an exit code comes from native code
     or the implementation's threads, never from the harness's Python: it is a
     crash wherever the driver was.)"""
     out = []
+    op, time = stop_point(run)
     if run.signal and not run.hung:
-        out.append(f"driver killed by signal {run.signal} {position_text(run)}")
+        out.append(in_run(f"driver killed by signal {run.signal} {position_text(run)}", time, op))
     elif run.exit_code not in (0, None, HARNESS_EXIT_CODE) and not run.hung \
             and not watchdog_fired(run):
-        out.append(f"driver exited with code {run.exit_code} {position_text(run)}")
+        out.append(in_run(f"driver exited with code {run.exit_code} {position_text(run)}",
+                          time, op))
     elif _ended_early(run) and in_implementation(run):
-        out.append(f"driver exited 0 {position_text(run)}: the scenario stopped there")
+        out.append(in_run(f"driver exited 0 {position_text(run)}: the scenario stopped there",
+                          time, op))
     for line in run.stderr.splitlines():
         if "Check failed" in line:
-            out.append(f"stderr: {line.strip()[:300]}")
+            out.append(in_run(f"stderr: {line.strip()[:300]}"))
             break
     return out
 
 
-def no_hang(run: Run) -> list[str]:
+def no_hang(run: Run) -> list[Finding]:
     """No operation of the implementation, and not the interpreter exit,
     passed its deadline (a harness step that hangs is an ``error``)."""
     if not (run.hung or watchdog_fired(run)) or not in_implementation(run):
         return []
     u = run.history.unfinished
     if u is not None:
-        return [f"{_label(u)} did not return within {u.get('deadline')}s"]
-    bound = (run.history.exiting or {}).get("bound")
-    return [f"the interpreter exit did not finish within {bound}s"]
+        return [at(u, f"did not return within {u.get('deadline')}s")]
+    exiting = run.history.exiting or {}
+    return [in_run(f"the interpreter exit did not finish within {exiting.get('bound')}s",
+                   exiting.get("t"))]
 
 
-def clean_stderr(run: Run) -> list[str]:
+def clean_stderr(run: Run) -> list[Finding]:
     """No traceback or ignored exception printed by the driver itself
     (lines forwarded from Ray workers start with "(" and are not judged)."""
     out = []
@@ -207,31 +226,32 @@ def clean_stderr(run: Run) -> list[str]:
         if s.startswith("("):
             continue
         if s.startswith("Traceback (most recent call last)") or s.startswith("Exception ignored"):
-            out.append(f"stderr: {s[:200]}")
+            out.append(in_run(f"stderr: {s[:200]}"))
     return out[:3]
 
 
-def no_leftover_process(run: Run) -> list[str]:
+def no_leftover_process(run: Run) -> list[Finding]:
     """No process of the driver outlives it, and no actor Ray reports DEAD
     still has a running process (a zombie actor, ray-project/ray#52322)."""
-    out = [f"process left running after the driver exited: {p}" for p in run.leftover]
+    out = [in_run(f"process left running after the driver exited: {p}") for p in run.leftover]
     if run.leftover and run.history.missing() and not in_implementation(run):
         # the driver stopped in the harness's code: Ray's own cleanup never ran
-        out = [Unknown(f"{m}, after the driver stopped {position_text(run)}") for m in out]
+        out = [replace(f, text=f"{f.text}, after the driver stopped {position_text(run)}",
+                       unknown=True) for f in out]
     zombies = final_of(run, "zombie_pids")
-    if isinstance(zombies, Unknown):
+    if unobserved(zombies):
         return out + [zombies] if run.history.final is not None else out
     for aid, pid in zombies.items():
         comp = next((r["op"]["target"] for r in run.op_records("construct")
                      for a in created_actors(r) if a["id"] == aid), "?")
-        out.append(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
-                   f"(pid {pid}) is still running")
+        out.append(in_run(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
+                          f"(pid {pid}) is still running", final_time(run)))
     return out
 
 
 # -- every op -------------------------------------------------------------------
 
-def calls_succeed(run: Run) -> list[str]:
+def calls_succeed(run: Run) -> list[Finding]:
     """Every call of the implementation the scenario does not expect to fail
     returns without raising (iterate, start, wait_frames, sample, extend,
     submit, poll, ray_shutdown, drop; the other verbs have rules of their own)."""
@@ -244,11 +264,11 @@ def calls_succeed(run: Run) -> list[str]:
         if v.expects_raise(_op(r)):
             continue
         e = r.get("error") or {}
-        out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+        out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
     return out
 
 
-def harness_steps_succeed(run: Run) -> list[str]:
+def harness_steps_succeed(run: Run) -> list[Finding]:
     """Every step of the harness did what the scenario says (a kill that could
     not be injected, a name lookup the GCS did not answer): otherwise the run
     was not observed as written, and the verdict is ``error``."""
@@ -257,8 +277,8 @@ def harness_steps_succeed(run: Run) -> list[str]:
         v = VERBS.get(r["op"]["verb"])
         if v is not None and v.party == HARNESS and r["status"] == "raised":
             e = r.get("error") or {}
-            out.append(Unknown(f"{_label(r)}: the harness could not do it: {e.get('type')}: "
-                               f"{str(e.get('message'))[:300]}"))
+            out.append(unknown_at(r, f": the harness could not do it: {e.get('type')}: "
+                                     f"{str(e.get('message'))[:300]}"))
     return out
 
 
@@ -270,27 +290,25 @@ def _op(r: dict):
 
 # -- teardown rules --------------------------------------------------------------
 
-def teardown_never_raises(run: Run) -> list[str]:
+def teardown_never_raises(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["status"] != "ok":
                 e = c["error"]
-                out.append(f"{_label(r)} raised {e['type']}: {e['message'][:200]}")
+                out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
         if r["status"] == "raised" and not r.get("result", {}).get("calls"):
             e = r["error"]
-            out.append(f"{_label(r)} raised {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
     return out
 
 
-def teardown_within_bound(run: Run) -> list[str]:
+def teardown_within_bound(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["duration"] > run.teardown_bound + BOUND_SLACK:
-                out.append(
-                    f"{_label(r)} took {c['duration']:.2f}s (bound {run.teardown_bound}s)"
-                )
+                out.append(at(r, f"took {c['duration']:.2f}s (bound {run.teardown_bound}s)"))
     return out
 
 
@@ -303,30 +321,30 @@ def _closed_components(run: Run) -> set:
     return closed
 
 
-def own_actors_dead_after_teardown(run: Run) -> list[str]:
+def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         comp = r["op"]["target"]
         if r["status"] != "ok":
             continue
         actors = probe_of(r, "actors")
-        if isinstance(actors, Unknown):
+        if unobserved(actors):
             out.append(actors)
             continue
         non_owner = _construct_args(run, comp).get("connect")
         built = [r2 for r2 in run.op_records("construct", comp) if r2["status"] == "ok"]
         if built and not created_actors(built[0]) and "created" in (built[0].get("probe") or {}):
-            out.append(Unknown(f"{_label(r)}: the adapter listed no actor for the {comp}: "
-                               "its actors cannot be observed"))
+            out.append(unknown_at(r, f": the adapter listed no actor for the {comp}: "
+                                     "its actors cannot be observed"))
         for aid, st in actors.get(comp, {}).items():
             state = st.get("state")
             if state in ("unknown", None):
-                out.append(_unknown_state(_label(r), comp, aid, st))
+                out.append(_unknown_state(r, comp, aid, st))
             elif non_owner and state != "ALIVE":
-                out.append(f"{_label(r)}: a non-owning handle's teardown ended the "
-                           f"owner's actor {aid[:8]} ({state})")
+                out.append(at(r, f": a non-owning handle's teardown ended the "
+                                 f"owner's actor {aid[:8]} ({state})"))
             elif not non_owner and state in LIVE_STATES:
-                out.append(f"{_label(r)}: actor {aid[:8]} still {state} after teardown")
+                out.append(at(r, f": actor {aid[:8]} still {state} after teardown"))
     return out
 
 
@@ -350,7 +368,7 @@ def _faulted(run: Run, upto: int) -> set:
     return hit
 
 
-def others_untouched(run: Run) -> list[str]:
+def others_untouched(run: Run) -> list[Finding]:
     """A component instance's teardown (or a collector's exhaustion) leaves
     the actors of every other live instance alive, of its own kind or not."""
     out = []
@@ -370,9 +388,9 @@ def others_untouched(run: Run) -> list[str]:
                     if not prev_alive.get(aid):
                         continue
                     if st.get("state") in ("unknown", None):
-                        out.append(_unknown_state(_label(r), comp, aid, st))
+                        out.append(_unknown_state(r, comp, aid, st))
                     elif st.get("state") != "ALIVE":
-                        out.append(f"{_label(r)} ended {comp} actor {aid[:8]} ({st.get('state')})")
+                        out.append(at(r, f"ended {comp} actor {aid[:8]} ({st.get('state')})"))
         for comp, states in probe.items():
             if comp.startswith("_"):
                 continue
@@ -382,7 +400,7 @@ def others_untouched(run: Run) -> list[str]:
     return out
 
 
-def threads_joined(run: Run) -> list[str]:
+def threads_joined(run: Run) -> list[Finding]:
     """A component's teardown joins the threads it started: read in the probe
     right after that teardown (a thread seen first after an op on component C
     is C's; the harness's and Ray's own threads are not counted)."""
@@ -405,8 +423,8 @@ def threads_joined(run: Run) -> list[str]:
         if r["op"]["verb"] == "teardown" and r["status"] == "ok":
             for ident, t in live.items():
                 if owner.get(ident) == target:
-                    out.append(f"{_label(r)}: thread {t['name']} ({t['module']}) of the "
-                               f"{target} still running right after its teardown returned")
+                    out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
+                                     f"{target} still running right after its teardown returned"))
     return out
 
 
@@ -422,11 +440,11 @@ def _suspect(run: Run, r: dict, writer: str) -> str:
     for prev in reversed([p for p in run.history.ops if p["i"] < r["i"]]):
         op = prev["op"]
         if op["verb"] in ("kill", *ENDING_VERBS, *USER_RAY_VERBS) and op.get("target") != writer:
-            return f", after {_label(prev)}"
+            return f", after {label(prev)}"
     return ""
 
 
-def data_kept(run: Run) -> list[str]:
+def data_kept(run: Run) -> list[Finding]:
     """Each buffer instance never holds fewer frames than at any earlier
     reading of it (the count it reported before the op under test), nor
     fewer than ``at_least``; and per writer: a collector whose writes are
@@ -438,11 +456,12 @@ def data_kept(run: Run) -> list[str]:
         verb = r["op"]["verb"]
         if verb not in ("check_data", "wait_frames", "check_writes"):
             continue
-        if r["status"] == "raised" and verb != "wait_frames":
+        if r["status"] == "raised" and verb != "wait_frames":  # wait_frames: calls_succeed
             e = r.get("error") or {}
-            what = "buffer" if verb == "check_data" else f"the buffer {r['op']['target']} writes into"
-            out.append(f"{_label(r)}: {what} unreadable: {e.get('type')}: "
-                       f"{str(e.get('message'))[:200]}")
+            what = "buffer" if verb == "check_data" else \
+                f"the buffer {r['op']['target']} writes into"
+            out.append(at(r, f": {what} unreadable: {e.get('type')}: "
+                             f"{str(e.get('message'))[:200]}"))
         if r["status"] != "ok":
             continue
         buffer, got = _buffer_read(r), int(r["result"].get("frames", 0))
@@ -450,46 +469,46 @@ def data_kept(run: Run) -> list[str]:
         if verb == "check_data":
             at_least = int(r["result"].get("at_least", 1))
             if got < before:
-                out.append(f"{_label(r)}: {buffer} holds {got} frames; it held {before} at "
-                           f"{_label(before_at)}")
+                out.append(at(r, f": {buffer} holds {got} frames; it held {before} at "
+                                 f"{label(before_at)}"))
             elif got < at_least:
-                out.append(f"{_label(r)}: {buffer} holds {got} frames, at least {at_least} "
-                           "expected")
+                out.append(at(r, f": {buffer} holds {got} frames, at least {at_least} "
+                                 "expected"))
         elif verb == "check_writes":
             res, writer = r["result"], r["op"]["target"]
             grew = got - int(res.get("from", 0))
             if grew < int(res.get("more", 1)):
-                out.append(f"{_label(r)}: the writes of {writer} no longer land in {buffer}"
-                           f"{_suspect(run, r, writer)}: it grew by {grew} of "
-                           f"{res.get('more')} frames in {res.get('timeout')} s")
+                out.append(at(r, f": the writes of {writer} no longer land in {buffer}"
+                                 f"{_suspect(run, r, writer)}: it grew by {grew} of "
+                                 f"{res.get('more')} frames in {res.get('timeout')} s"))
         if got > before:
             seen[buffer] = (got, r)
     return out
 
 
-def exhaustion_auto_shutdown(run: Run) -> list[str]:
+def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("exhaust"):
         if r["status"] != "ok":
             if r["status"] == "raised":
                 e = r.get("error") or {}
-                out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+                out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
             continue
         actors = probe_of(r, "actors")
-        if isinstance(actors, Unknown):
+        if unobserved(actors):
             out.append(actors)
             continue
         collector = r["op"]["target"]
         for aid, st in actors.get(collector, {}).items():
             if st.get("state") in ("unknown", None):
-                out.append(_unknown_state(_label(r), collector, aid, st))
+                out.append(_unknown_state(r, collector, aid, st))
             elif st.get("state") in LIVE_STATES:
-                out.append(f"{_label(r)}: {collector} actor {aid[:8]} still {st['state']} "
-                           "after exhaustion")
+                out.append(at(r, f": {collector} actor {aid[:8]} still {st['state']} "
+                                 "after exhaustion"))
     return out
 
 
-def batch_counts(run: Run) -> list[str]:
+def batch_counts(run: Run) -> list[Finding]:
     """``iterate`` yields exactly the k batches asked for; ``exhaust`` yields
     ceil(total_frames / frames_per_batch) batches and, where the batches say
     how many frames they hold, exactly total_frames frames."""
@@ -503,8 +522,8 @@ def batch_counts(run: Run) -> list[str]:
         if verb == "iterate":
             want = int(r["op"].get("args", {}).get("batches", 1))
             if want > 0 and res.get("batches") != want:
-                out.append(f"{_label(r)}: the collector yielded {res.get('batches')} batches "
-                           f"before it stopped; {want} were asked for")
+                out.append(at(r, f": the collector yielded {res.get('batches')} batches "
+                                 f"before it stopped; {want} were asked for"))
             continue
         # an instance may be built with a total_frames of its own
         total = int(_construct_args(run, r["op"]["target"]).get("total_frames",
@@ -513,13 +532,12 @@ def batch_counts(run: Run) -> list[str]:
             continue
         want = math.ceil(total / spec.frames_per_batch)
         if res.get("batches") != want:
-            out.append(f"{_label(r)}: {res.get('batches')} batches until total_frames="
-                       f"{total}; {want} expected (frames_per_batch="
-                       f"{spec.frames_per_batch})")
+            out.append(at(r, f": {res.get('batches')} batches until total_frames="
+                             f"{total}; {want} expected (frames_per_batch="
+                             f"{spec.frames_per_batch})"))
         frames = res.get("frames")
         if frames is not None and frames != total:
-            out.append(f"{_label(r)}: {frames} frames collected; total_frames is "
-                       f"{total}")
+            out.append(at(r, f": {frames} frames collected; total_frames is {total}"))
     return out
 
 
@@ -529,7 +547,7 @@ def _ray_after(r: dict):
     return probe_of(r, "ray")
 
 
-def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
+def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     """No call of the implementation, constructors included, shuts down the
     user's Ray runtime: the one a ``user``-owner driver started, and for
     either owner the one the user started by restarting Ray."""
@@ -541,20 +559,20 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
             continue
         verb = r["op"]["verb"]
         after = _ray_after(r)
-        if isinstance(after, Unknown):
+        if unobserved(after):
             if verb not in USER_RAY_VERBS and before and users:
                 out.append(after)
             before = None  # unknown from here: judge no later op against a guess
             continue
         if verb not in USER_RAY_VERBS and users and before and after is None:
-            out.append(f"{_label(r)} shut down the user's Ray runtime")
+            out.append(at(r, "shut down the user's Ray runtime"))
         if verb in USER_RAY_VERBS and r["status"] == "ok":
             users = verb == "ray_restart"
         before = after
     return out
 
 
-def no_ray_restart(run: Run) -> list[str]:
+def no_ray_restart(run: Run) -> list[Finding]:
     """No call starts or restarts a Ray runtime, except a constructor that
     finds none running (the implementation then owns it) and the user's own
     restart (``ray_restart``). The runtime's
@@ -566,7 +584,7 @@ def no_ray_restart(run: Run) -> list[str]:
         if r["status"] == "unfinished":
             continue
         after = _ray_after(r)
-        if isinstance(after, Unknown):
+        if unobserved(after):
             out.append(after)
             known = False
             continue
@@ -575,26 +593,26 @@ def no_ray_restart(run: Run) -> list[str]:
                 r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
                 why = "started a Ray runtime" if before is None else "restarted Ray"
-                out.append(f"{_label(r)} {why} ({after})")
+                out.append(at(r, f"{why} ({after})"))
         before, known = after, True
     final = final_of(run, "ray")
-    if isinstance(final, Unknown):
+    if unobserved(final):
         if run.history.final is not None:
             out.append(final)
     elif known and final and final != before:
-        out.append(f"Ray was started again after the last operation ({final})")
+        out.append(in_run(f"Ray was started again after the last operation ({final})",
+                          final_time(run)))
     return out
 
 
 # -- use after close, liveness, construction -------------------------------------
 
-def use_after_close_clear_error(run: Run) -> list[str]:
+def use_after_close_clear_error(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("use"):
-        call = r["op"]["args"]["call"]
-        what = f"{_label(r)} {call}() after teardown"
+        what = f"{r['op']['args']['call']}() after teardown"
         if r["status"] == "ok":
-            out.append(f"{what} succeeded instead of raising a closed error")
+            out.append(at(r, f"{what} succeeded instead of raising a closed error"))
             continue
         if r["status"] != "raised":
             continue
@@ -602,13 +620,13 @@ def use_after_close_clear_error(run: Run) -> list[str]:
         if e["type"] in run.closed_errors:
             pass
         elif e["type"] in GENERIC_ERRORS or not CLOSED_WORDS.search(e["message"]):
-            out.append(f"{what} raised an unclear {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"{what} raised an unclear {e['type']}: {e['message'][:200]}"))
         if r["duration"] > run.teardown_bound + BOUND_SLACK:
-            out.append(f"{what} took {r['duration']:.2f}s")
+            out.append(at(r, f"{what} took {r['duration']:.2f}s"))
     return out
 
 
-def liveness_reports_death(run: Run) -> list[str]:
+def liveness_reports_death(run: Run) -> list[Finding]:
     """``is_alive()`` returns the expected value within ``within`` seconds of
     the op's start, timed around the calls (one call that blocks past the
     bound is a violation even if it then answers right)."""
@@ -618,21 +636,21 @@ def liveness_reports_death(run: Run) -> list[str]:
             continue
         if r["status"] == "raised":
             e = r["error"]
-            out.append(f"{_label(r)}: is_alive() raised {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f": is_alive() raised {e['type']}: {e['message'][:200]}"))
             continue
         if r["status"] != "ok":
             continue
         res = r["result"]
         if res["value"] != res["expect"]:
-            out.append(f"{_label(r)}: is_alive() still {res['value']} after {res['elapsed']}s "
-                       f"(expected {res['expect']} within {res['within']}s)")
+            out.append(at(r, f": is_alive() still {res['value']} after {res['elapsed']}s "
+                             f"(expected {res['expect']} within {res['within']}s)"))
         elif res["elapsed"] > res["within"] + BOUND_SLACK:
-            out.append(f"{_label(r)}: is_alive() answered {res['value']} only after "
-                       f"{res['elapsed']}s (bound {res['within']}s)")
+            out.append(at(r, f": is_alive() answered {res['value']} only after "
+                             f"{res['elapsed']}s (bound {res['within']}s)"))
     return out
 
 
-def fails_clearly(run: Run) -> list[str]:
+def fails_clearly(run: Run) -> list[Finding]:
     """An operation the scenario expects to fail (``args.fail``), or allows
     to (``args.may_fail``: a constructor with the implementation's defaults
     on a cluster that may not fit them, a call whose actor is killed under
@@ -644,7 +662,7 @@ def fails_clearly(run: Run) -> list[str]:
         if not (args.get("fail") or args.get("may_fail")):
             continue
         if r["status"] == "ok" and args.get("fail"):
-            out.append(f"{_label(r)} with {args['fail']} did not raise")
+            out.append(at(r, f"with {args['fail']} did not raise"))
             continue
         if r["status"] != "raised":
             continue
@@ -653,18 +671,17 @@ def fails_clearly(run: Run) -> list[str]:
         # to defaults or a killed actor (may_fail)
         unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
         if e["type"] in unclear:
-            out.append(f"{_label(r)} raised an unclear {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"raised an unclear {e['type']}: {e['message'][:200]}"))
         if not args.get("fail") and r["op"]["verb"] != "construct":
             continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK
         if args.get("fail") == "infeasible" or args.get("may_fail"):
             bound += run.spec.ready_timeout or 0.0  # detected by a readiness wait
         if r["duration"] > bound:
-            out.append(f"{_label(r)} took {r['duration']:.2f}s to fail (bound {bound:.2f}s)")
+            out.append(at(r, f"took {r['duration']:.2f}s to fail (bound {bound:.2f}s)"))
         job = probe_of(r, "job_actors")
-        if isinstance(job, Unknown) or "unknown" in job:
-            out.append(job if isinstance(job, Unknown) else
-                       Unknown(f"{_label(r)}: {job['unknown']}"))
+        if unobserved(job) or "unknown" in job:
+            out.append(job if unobserved(job) else unknown_at(r, f": {job['unknown']}"))
             continue
         known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos}
         stray, unsure = [], []
@@ -676,9 +693,9 @@ def fails_clearly(run: Run) -> list[str]:
             elif st.get("state") in ("unknown", None):
                 unsure.append(aid[:8])
         if stray:
-            out.append(f"{_label(r)} left actors behind: {stray}")
+            out.append(at(r, f"left actors behind: {stray}"))
         if unsure:
-            out.append(Unknown(f"{_label(r)}: state of actors {unsure} unknown"))
+            out.append(unknown_at(r, f": state of actors {unsure} unknown"))
     return out
 
 
@@ -697,9 +714,9 @@ def _all_closed(run: Run) -> bool:
 
 
 def _clean_checks(run: Run):
-    """(record, what it read) of each ``check_clean`` op: what was left
-    between two generations of a sweep, once everything built so far was
-    torn down (a check taken with a component still open is not judged)."""
+    """Each ``check_clean`` op record: what was left between two generations
+    of a sweep, once everything built so far was torn down (a reading taken
+    with a component still open is not judged)."""
     for r in run.op_records("check_clean"):
         if r["status"] != "ok":
             continue
@@ -709,78 +726,86 @@ def _clean_checks(run: Run):
         done = {p["op"]["target"] for p in before
                 if p["op"]["verb"] in ENDING_VERBS and p["status"] == "ok"}
         if built <= done:
-            yield r, r["result"]
+            yield r
 
 
-def _leftover_threads(threads, where: str) -> list[str]:
+def _leftover_threads(threads, found) -> list[Finding]:
+    """``found(text)``: a finding where the threads were read."""
     left = [t for t in threads if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
-    return [f"{where}thread {t['name']} ({t['module']}) still running after teardown"
+    return [found(f"thread {t['name']} ({t['module']}) still running after teardown")
             for t in left]
 
 
-def no_leftover_thread(run: Run) -> list[str]:
+def no_leftover_thread(run: Run) -> list[Finding]:
     """Once every component is torn down, no thread of the implementation
     runs: at the end, and between two generations of a sweep (``check_clean``)."""
     out = []
-    for r, seen in _clean_checks(run):
-        out += _leftover_threads(seen.get("threads") or [], f"{_label(r)}: ")
+    for r in _clean_checks(run):
+        out += _leftover_threads(r["result"].get("threads") or [],
+                                 lambda text, r=r: at(r, ": " + text))
     if run.history.final is None or not _all_closed(run):
         return out
     threads = final_of(run, "threads")
-    if isinstance(threads, Unknown):
+    if unobserved(threads):
         return out + [threads]
-    return out + _leftover_threads(threads, "")
+    return out + _leftover_threads(threads, lambda text: in_run(text, final_time(run)))
 
 
-def _live_job_actors(job: dict, where: str) -> list[str]:
-    """The live (or unknown) actors of a ``job_actors`` reading."""
+def _live_job_actors(job: dict, found, unknown) -> list[Finding]:
+    """The live (or unknown) actors of a ``job_actors`` reading; ``found``
+    and ``unknown`` make a finding of a text where it was read."""
     if "unknown" in job:
-        return [Unknown(f"{where}: {job['unknown']}")]
+        return [unknown(job["unknown"])]
     out = []
     for aid, st in (job.get("actors") or {}).items():
         if not isinstance(st, dict):
             continue
         if st.get("state") in LIVE_STATES:
-            out.append(f"{'' if where == 'final probe' else where + ': '}actor {aid[:8]} "
-                       f"({st.get('class_name', '?')}) still {st['state']}")
+            out.append(found(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
+                             f"{st['state']}"))
         elif st.get("state") in ("unknown", None):
-            out.append(Unknown(f"{where}: state of actor {aid[:8]} unknown "
+            out.append(unknown(f"state of actor {aid[:8]} unknown "
                                f"({str(st.get('error'))[:200]})"))
     return out
 
 
-def no_leftover_actor(run: Run) -> list[str]:
+def no_leftover_actor(run: Run) -> list[Finding]:
     """Once every component is torn down, no actor of the driver's job is left
     alive (both owners; on a local runtime the implementation shut down, the
     actors are read by process, and the runner finds any process left): at
     the end, and between two generations of a sweep (``check_clean``)."""
     out = []
-    for r, seen in _clean_checks(run):
-        out += _live_job_actors(seen.get("job_actors") or {}, _label(r))
+    for r in _clean_checks(run):
+        out += _live_job_actors(r["result"].get("job_actors") or {},
+                                lambda text, r=r: at(r, ": " + text),
+                                lambda text, r=r: unknown_at(r, ": " + text))
     if run.history.final is None:
         return out
     built = _constructed(run)
     if not built or not built <= _closed_components(run):
         return out
     job = final_of(run, "job_actors")
-    if isinstance(job, Unknown):
+    if unobserved(job):
         return out + [job]
-    return out + _live_job_actors(job, "final probe")
+    t = final_time(run)
+    return out + _live_job_actors(job, lambda text: in_run(text, t),
+                                  lambda text: unknown_in_run(f"final probe: {text}", t))
 
 
-def no_actor_outlives_driver(run: Run) -> list[str]:
+def no_actor_outlives_driver(run: Run) -> list[Finding]:
     """On a cluster that outlives the driver (a connected driver), no actor of
     its jobs is alive after it exited: a detached actor left there lives on,
     whether the components were torn down or left open at the exit."""
     after = run.after_exit or {}
     if "unknown" in after:
-        return [Unknown(f"after the exit: {after['unknown']}")]
-    return [f"{rec.get('class_name', '?')} actor {aid[:8]}"
-            f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
-            "after the driver exited" for aid, rec in sorted((after.get("actors") or {}).items())]
+        return [unknown_in_run(f"after the exit: {after['unknown']}")]
+    return [in_run(f"{rec.get('class_name', '?')} actor {aid[:8]}"
+                   f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
+                   "after the driver exited")
+            for aid, rec in sorted((after.get("actors") or {}).items())]
 
 
-def name_freed(run: Run) -> list[str]:
+def name_freed(run: Run) -> list[Finding]:
     """A named eval worker's name is registered until its owner's teardown
     and freed by it. Per name (``named``: True or a second name's suffix);
     its owner is the instance that built it (a second one asking for a taken
@@ -802,15 +827,15 @@ def name_freed(run: Run) -> list[str]:
             found, which = r["result"]["found"], args.get("named", True)
             whose = "" if which is True else f" {r['result'].get('name')!r}"
             if closed.get(which) and found:
-                out.append(f"{_label(r)}: the name{whose} is still registered after the "
-                           "owner's teardown")
+                out.append(at(r, f": the name{whose} is still registered after the owner's "
+                                 "teardown"))
             if not closed.get(which) and not found:
-                out.append(f"{_label(r)}: the named eval worker{whose} is gone before its "
-                           "owner's teardown")
+                out.append(at(r, f": the named eval worker{whose} is gone before its owner's "
+                                 "teardown"))
     return out
 
 
-def peer_ok(run: Run) -> list[str]:
+def peer_ok(run: Run) -> list[Finding]:
     """The second driver ran every op to completion, none raised, and it exited 0."""
     out = []
     for r in run.op_records("peer"):
@@ -821,27 +846,28 @@ def peer_ok(run: Run) -> list[str]:
         for p in peer_ops:
             verb = p["op"].get("verb")
             party = VERBS[verb].party if verb in VERBS else None
+            harness = party == HARNESS
             if p.get("status") == "unfinished":
-                msg = f"{_label(r)} peer {_label(p)} did not return"
-                out.append(Unknown(msg + " (a harness step)") if party == HARNESS else msg)
+                out.append(at(r, f"peer {label(p)} did not return"
+                                 + (" (a harness step)" if harness else ""), unknown=harness))
             elif p.get("status") not in ("ok", "skipped", "unsupported"):
                 e = p.get("error") or {}
-                msg = f"{_label(r)} peer {_label(p)} {p.get('status')}: {e.get('type')}: " \
-                      f"{str(e.get('message'))[:200]}"
-                out.append(Unknown(msg) if party == HARNESS else msg)
+                out.append(at(r, f"peer {label(p)} {p.get('status')}: {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}", unknown=harness))
         if res.get("timed_out"):
             if not any(p.get("status") == "unfinished" for p in peer_ops):
-                out.append(Unknown(f"{_label(r)}: the second driver ran past its deadline "
-                                   "outside any of its ops"))
+                out.append(unknown_at(r, ": the second driver ran past its deadline "
+                                         "outside any of its ops"))
         elif res.get("exit_code") != 0:
             lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
             last = lines[-1].strip() if lines else "(no stderr)"
-            msg = f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}"
-            out.append(Unknown(msg + " (it stopped in the harness's code)")
-                       if res.get("stopped_in_harness") else msg)
+            harness = bool(res.get("stopped_in_harness"))
+            out.append(at(r, f": second driver exited {res.get('exit_code')}: {last[:300]}"
+                             + (" (it stopped in the harness's code)" if harness else ""),
+                          unknown=harness))
         elif res.get("missing"):
-            out.append(Unknown(f"{_label(r)}: the second driver's history lacks "
-                               f"{'; '.join(res['missing'])}"))
+            out.append(unknown_at(r, f": the second driver's history lacks "
+                                     f"{'; '.join(res['missing'])}"))
     return out
 
 
@@ -860,23 +886,34 @@ ORACLES = {
 
 @dataclass
 class Judgement:
-    """Per oracle: the violations found, and what could not be judged."""
+    """Per oracle (in the order of ``ORACLES``): the violations found, and
+    what could not be judged (unknown findings), each a list of findings."""
 
     violations: dict = field(default_factory=dict)
     unknown: dict = field(default_factory=dict)
 
 
+def _findings_of(oracle, run: Run) -> list[Finding]:
+    found = list(oracle(run))
+    wrong = [f for f in found if not isinstance(f, Finding)]
+    if wrong:
+        raise TypeError(f"it returned {type(wrong[0]).__name__} {str(wrong[0])[:100]!r}, "
+                        "not a conformance.findings.Finding")
+    return found
+
+
 def judge(run: Run) -> Judgement:
-    """Every oracle's findings, run safely: an oracle that raises is unknown."""
+    """Every oracle's findings, run safely: an oracle that raises (or returns
+    anything but findings) is unknown."""
     out = Judgement()
     for name, oracle in ORACLES.items():
         try:
-            findings = oracle(run)
+            found = _findings_of(oracle, run)
         except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
-            out.unknown[name] = [f"the oracle raised {type(exc).__name__}: {exc}"]
+            out.unknown[name] = [unknown_in_run(f"the oracle raised {type(exc).__name__}: {exc}")]
             continue
-        bad = [str(f) for f in findings if not isinstance(f, Unknown)]
-        unsure = [str(f) for f in findings if isinstance(f, Unknown)]
+        bad = [f for f in found if not f.unknown]
+        unsure = [f for f in found if f.unknown]
         if bad:
             out.violations[name] = bad
         if unsure:

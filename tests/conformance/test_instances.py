@@ -8,9 +8,9 @@ import pytest
 
 from conformance import catalog, script, targets, verbs
 from conformance.adapter import Spec
-from conformance.catalog.walks import shrink
 from conformance.registry import load_adapter
 from conformance.scenario import Op, Scenario
+from conformance.shrink import shrink
 
 
 # -- names ---------------------------------------------------------------------------
