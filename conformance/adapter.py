@@ -38,6 +38,9 @@ FEATURES = {
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
                      "(informational: a scenario never needs it)",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "instances": "several components of one kind open at once, each make_* call a new, "
+                 "independent one (two collectors into one buffer, two buffers, two eval "
+                 "workers; docs/instances.md); without it the instances family is skipped",
     "actor_options": "the constructors take Ray actor options (Spec.resources: a custom "
                      "resource that places a component on a node, a request no node meets). "
                      "Without it a scenario that builds a component infeasible or removes "
@@ -138,6 +141,19 @@ class Adapter:
     Every method here is called from the isolated driver process. The
     ``make_*`` methods honour :attr:`Spec.defaults` (the ``defaults`` family:
     pass the implementation nothing it has a default for).
+
+    Several instances (feature ``instances``, docs/instances.md): a scenario
+    may build two or three components of one kind (targets ``collector``,
+    ``collector.2``, ...). Each ``make_*`` call must build a new, independent
+    component (``make_collector`` gets the buffer instance it writes into);
+    the other methods get the kind (``"collector"``) and the object, and
+    must keep nothing per kind (state kept per object, e.g. keyed by
+    ``id(obj)``, is fine). A named eval worker's name comes in
+    ``spec.actor_name``, different per instance unless the scenario asks two
+    instances for the same name (the second construction must then fail).
+    The script methods write against the kinds' variable names
+    (``collector``, ``buffer``); the script binds them to the instance an
+    operation works on.
     """
 
     name = "base"
@@ -258,12 +274,14 @@ class Adapter:
         raise NotImplementedError
 
     def script_actors(self, component: str) -> str:
-        """An expression: the actor handles of ``component`` (a variable of that name)."""
+        """An expression: the actor handles of ``component`` (a kind; a
+        variable of that name holds the instance)."""
         raise NotImplementedError
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one implementation verb (construct, teardown, iterate,
-        ...); None: this adapter has no lines for it (the op becomes a comment)."""
+        ...), ``op.target`` a kind (the lines use the kinds' variables); None:
+        this adapter has no lines for it (the op becomes a comment)."""
         raise NotImplementedError
 
     @property

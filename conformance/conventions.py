@@ -17,18 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from conformance.targets import kind_of
+
 
 def _collector_is_sync(scenario) -> bool:
     """The scenario's collector collects in sync mode (its constructor's
     ``sync`` argument, else the spec's)."""
     for op in scenario.ops:
-        if op.verb == "construct" and op.target == "collector":
+        if op.verb == "construct" and kind_of(op.target) == "collector":
             return bool(op.args.get("sync", scenario.spec.get("sync", False)))
     return bool(scenario.spec.get("sync", False))
 
 
 def _collects(op) -> bool:
-    return op.verb in ("iterate", "exhaust") and op.target == "collector"
+    return op.verb in ("iterate", "exhaust") and kind_of(op.target) == "collector"
 
 
 def _refuses(what: str) -> Callable:
@@ -58,7 +60,7 @@ CONVENTIONS = {c.feature: c for c in (
     }),
     Convention("endless", {
         "batch_counts": lambda op, s: _collects(op) and _endless(s),
-    }, may_refuse=lambda op, s: op.verb == "construct" and op.target == "collector"
+    }, may_refuse=lambda op, s: op.verb == "construct" and kind_of(op.target) == "collector"
         and _endless(s)),
     Convention("batch_size", {
         "batch_counts": lambda op, s: op.verb == "exhaust",

@@ -29,6 +29,7 @@ from conformance.interrupts import Interrupts, check_interrupts
 from conformance.peer import PeerStandby
 from conformance.runtime_watch import RuntimeWatch, ray_identity
 from conformance.scenario import Op, Scenario
+from conformance.targets import kind_of
 from conformance.threads import new_threads, threads_now
 from fixtures import procs
 from fixtures.runner import STDERR_CAP
@@ -277,8 +278,9 @@ class Context:
         return out
 
     def describe_actors(self, component: str) -> list[dict]:
-        """Record the component's actors (id, pid, node, state) as created."""
-        handles = self.adapter.actors(component, self.objects[component])
+        """Record the actors (id, pid, node, state) of a component instance
+        as created (``component`` is its target: ``collector.2``)."""
+        handles = self.adapter.actors(kind_of(component), self.objects[component])
         ids = [h._actor_id.hex() for h in handles]
         states = self.actor_states(ids)
         infos = []
@@ -311,6 +313,11 @@ class Context:
         out = poll(read, settled, SETTLE_SECONDS)
         out["_settle_seconds"] = round(time.monotonic() - t0, 3)
         return out
+
+    def leftovers(self) -> dict:
+        """What is left now: the live actors of the driver's jobs and the
+        implementation's threads (``verbs.check_clean``)."""
+        return {"job_actors": job_actors(self), "threads": new_threads(self.baseline_threads)}
 
     def run_peer(self, op: Op) -> dict:
         """A second driver process (the peer standby) runs ``op.args["ops"]``."""

@@ -55,7 +55,7 @@ SIGNAL_ENDS = {"SIGINT": ({1}, {signals.SIGINT}),
 USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
 JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "check_error", "construct",
-                    "use", "peer"}
+                    "use", "peer", "check_writes"}
 #: what an error must name when a fault caused it (``errors_surface``), by the
 #: op's ``cause``: the failing env's words (``conformance.envs.FAILURE_TEXT``,
 #: kept equal by tests/conformance/test_oracles.py), or an actor's death as
@@ -622,25 +622,31 @@ def resources_released_at_teardown(run: Run) -> list[Finding]:
     return out
 
 
+#: verbs that end their target's actors: a teardown, and a collector's
+#: exhaustion (it tears itself down at total_frames)
+ENDING_VERBS = ("teardown", "exhaust")
+
+
 def _faulted(run: Run, upto: int) -> set:
-    """Components hit by a kill before op ``upto``, or torn down; all of them
-    after the user's ray.shutdown() or restart (the job's actors end with it,
-    on a connected driver asynchronously)."""
+    """Component instances hit by a kill before op ``upto``, or torn down
+    (or exhausted); all of them after the user's ray.shutdown() or restart
+    (the job's actors end with it, on a connected driver asynchronously)."""
     hit = set()
     for r in run.history.ops:
         if r["i"] >= upto:
             break
         if r["op"]["verb"] in USER_RAY_VERBS:
-            hit |= {"buffer", "collector", "evaluator"}
-        elif r["op"]["verb"] in ("kill", "teardown") and r["status"] in (
+            hit |= set(run.scenario.components)
+        elif r["op"]["verb"] in ("kill", *ENDING_VERBS) and r["status"] in (
                 "ok", "raised", "interrupted"):
             hit.add(r["op"]["target"])
     return hit
 
 
 def others_untouched(run: Run) -> list[Finding]:
-    """A component's teardown leaves the actors of every other live component
-    as they were: one ALIVE stays ALIVE, one still starting or restarting
+    """A component instance's teardown (or a collector's exhaustion) leaves
+    the actors of every other live instance, of its own kind or not, as they
+    were: one ALIVE stays ALIVE, one still starting or restarting
     (PENDING_CREATION, RESTARTING, ...) does not end. One whose state before
     the teardown was never observed (every earlier reading unknown, or none)
     and that is not live after it is unknown, never fine."""
@@ -649,11 +655,11 @@ def others_untouched(run: Run) -> list[Finding]:
     for r in run.history.ops:
         probe = (r.get("probe") or {}).get("actors")
         if probe is None:
-            if r["op"]["verb"] == "teardown" and r["status"] != "unfinished" and before \
+            if r["op"]["verb"] in ENDING_VERBS and r["status"] != "unfinished" and before \
                     and not r.get("probe_skipped"):
                 out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
             continue
-        if r["op"]["verb"] == "teardown":
+        if r["op"]["verb"] in ENDING_VERBS:
             hit = _faulted(run, r["i"])
             for comp, states in probe.items():
                 if comp.startswith("_") or comp == r["op"]["target"] or comp in hit:
@@ -716,41 +722,61 @@ def threads_joined(run: Run) -> list[Finding]:
     return out
 
 
-def _readings(run: Run):
-    """(record, frames) of every reading of the buffer's frame count."""
-    for r in run.history.ops:
-        verb = r["op"]["verb"]
-        if verb in ("wait_frames", "check_data") and r["status"] == "ok":
-            yield r, int(r["result"].get("frames", 0))
+def _buffer_read(r: dict) -> str:
+    """The buffer instance an op read: its target, or for ``check_writes``
+    the buffer its collector writes into."""
+    return r["result"]["buffer"] if r["op"]["verb"] == "check_writes" else r["op"]["target"]
+
+
+def _suspect(run: Run, r: dict, writer: str) -> str:
+    """The last op before ``r`` that ended or faulted another instance:
+    what a writer that stopped writing was harmed by."""
+    for prev in reversed([p for p in run.history.ops if p["i"] < r["i"]]):
+        op = prev["op"]
+        if op["verb"] in ("kill", *ENDING_VERBS, *USER_RAY_VERBS) and op.get("target") != writer:
+            return f", after {label(prev)}"
+    return ""
 
 
 def data_kept(run: Run) -> list[Finding]:
-    """The buffer never holds fewer frames than at any earlier reading (the
-    count it reported before the op under test), nor fewer than ``at_least``."""
+    """Each buffer instance never holds fewer frames than at any earlier
+    reading of it (the count it reported before the op under test), nor
+    fewer than ``at_least``; and per writer: a collector whose writes are
+    checked (``check_writes``) still gets ``more`` frames into its buffer,
+    whatever happened to the other instances."""
     out = []
-    seen, seen_at = 0, None
+    seen: dict = {}  # buffer instance -> (frames, the record that read them)
     for r in run.history.ops:
-        if r["op"]["verb"] != "check_data":
-            if r["op"]["verb"] == "wait_frames" and r["status"] == "ok":
-                got = int(r["result"].get("frames", 0))
-                if got > seen:
-                    seen, seen_at = got, r
+        verb = r["op"]["verb"]
+        if verb not in ("check_data", "wait_frames", "check_writes"):
             continue
+        if r["status"] == "raised" and verb != "wait_frames":  # wait_frames: calls_succeed
+            e = r.get("error") or {}
+            what = "buffer" if verb == "check_data" else \
+                f"the buffer {r['op']['target']} writes into"
+            out.append(at(r, f": {what} unreadable: {e.get('type')}: "
+                             f"{str(e.get('message'))[:200]}"))
         if r["status"] != "ok":
-            if r["status"] == "raised":
-                e = r.get("error") or {}
-                out.append(at(r, f": buffer unreadable: {e.get('type')}: "
-                                 f"{str(e.get('message'))[:200]}"))
             continue
-        got = int(r["result"].get("frames", 0))
-        at_least = int(r["result"].get("at_least", 1))
-        if got < seen:
-            out.append(at(r, f": buffer holds {got} frames; it held {seen} at "
-                             f"{label(seen_at)}"))
-        elif got < at_least:
-            out.append(at(r, f": buffer holds {got} frames, at least {at_least} expected"))
-        if got > seen:
-            seen, seen_at = got, r
+        buffer, got = _buffer_read(r), int(r["result"].get("frames", 0))
+        before, before_at = seen.get(buffer, (0, None))
+        if verb == "check_data":
+            at_least = int(r["result"].get("at_least", 1))
+            if got < before:
+                out.append(at(r, f": {buffer} holds {got} frames; it held {before} at "
+                                 f"{label(before_at)}"))
+            elif got < at_least:
+                out.append(at(r, f": {buffer} holds {got} frames, at least {at_least} "
+                                 "expected"))
+        elif verb == "check_writes":
+            res, writer = r["result"], r["op"]["target"]
+            grew = got - int(res.get("from", 0))
+            if grew < int(res.get("more", 1)):
+                out.append(at(r, f": the writes of {writer} no longer land in {buffer}"
+                                 f"{_suspect(run, r, writer)}: it grew by {grew} of "
+                                 f"{res.get('more')} frames in {res.get('timeout')} s"))
+        if got > before:
+            seen[buffer] = (got, r)
     return out
 
 
@@ -766,11 +792,12 @@ def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
         if unobserved(actors):
             out.append(actors)
             continue
-        for aid, st in actors.get("collector", {}).items():
+        collector = r["op"]["target"]
+        for aid, st in actors.get(collector, {}).items():
             if st.get("state") in ("unknown", None):
-                out.append(_unknown_state(r, "collector", aid, st))
+                out.append(_unknown_state(r, collector, aid, st))
             elif st.get("state") in LIVE_STATES:
-                out.append(at(r, f": collector actor {aid[:8]} still {st['state']} "
+                out.append(at(r, f": {collector} actor {aid[:8]} still {st['state']} "
                                  "after exhaustion"))
     return out
 
@@ -794,17 +821,19 @@ def batch_counts(run: Run) -> list[Finding]:
                 out.append(at(r, f": the collector yielded {res.get('batches')} batches "
                                  f"before it stopped; {want} were asked for"))
             continue
-        if spec.total_frames < 0:
+        # an instance may be built with a total_frames of its own
+        total = int(_construct_args(run, r["op"]["target"]).get("total_frames",
+                                                                  spec.total_frames))
+        if total < 0:
             continue
-        want = math.ceil(spec.total_frames / spec.frames_per_batch)
+        want = math.ceil(total / spec.frames_per_batch)
         if res.get("batches") != want:
             out.append(at(r, f": {res.get('batches')} batches until total_frames="
-                             f"{spec.total_frames}; {want} expected (frames_per_batch="
+                             f"{total}; {want} expected (frames_per_batch="
                              f"{spec.frames_per_batch})"))
         frames = res.get("frames")
-        if frames is not None and frames != spec.total_frames:
-            out.append(at(r, f": {frames} frames collected; total_frames is "
-                             f"{spec.total_frames}"))
+        if frames is not None and frames != total:
+            out.append(at(r, f": {frames} frames collected; total_frames is {total}"))
     return out
 
 
@@ -1233,43 +1262,82 @@ def _all_closed(run: Run) -> bool:
     return bool(built) and built <= done
 
 
+def _clean_checks(run: Run):
+    """Each ``check_clean`` op record: what was left between two generations
+    of a sweep, once everything built so far was torn down (a reading taken
+    with a component still open is not judged)."""
+    for r in run.op_records("check_clean"):
+        if r["status"] != "ok":
+            continue
+        before = [p for p in run.history.ops if p["i"] < r["i"]]
+        built = {p["op"]["target"] for p in before
+                 if p["op"]["verb"] == "construct" and p["status"] == "ok"}
+        done = {p["op"]["target"] for p in before
+                if p["op"]["verb"] in ENDING_VERBS and p["status"] == "ok"}
+        if built <= done:
+            yield r
+
+
+def _leftover_threads(threads, found) -> list[Finding]:
+    """``found(text)``: a finding where the threads were read."""
+    return [found(f"thread {t['name']} ({t['module']}) still running after teardown")
+            for t in threads]
+
+
 def no_leftover_thread(run: Run) -> list[Finding]:
-    """Once every component is torn down, no thread of the implementation runs."""
+    """Once every component is torn down, no thread of the implementation
+    runs: at the end, and between two generations of a sweep (``check_clean``)."""
+    out = []
+    for r in _clean_checks(run):
+        out += _leftover_threads(r["result"].get("threads") or [],
+                                 lambda text, r=r: at(r, ": " + text))
     if run.history.final is None or not _all_closed(run):
-        return []
+        return out
     threads = final_of(run, "threads")
     if unobserved(threads):
-        return [threads]
-    return [in_run(f"thread {t['name']} ({t['module']}) still running after teardown",
-                   final_time(run)) for t in threads]
+        return out + [threads]
+    return out + _leftover_threads(threads, lambda text: in_run(text, final_time(run)))
 
 
-def no_leftover_actor(run: Run) -> list[Finding]:
-    """Once every component is torn down, no actor of the driver's job is left
-    alive (both owners; on a local runtime the implementation shut down, the
-    actors are read by process, and the runner finds any process left)."""
-    if run.history.final is None:
-        return []
-    built = _constructed(run)
-    if not built or not built <= _closed_components(run):
-        return []
-    job = final_of(run, "job_actors")
-    if unobserved(job):
-        return [job]
-    t = final_time(run)
+def _live_job_actors(job: dict, found, unknown) -> list[Finding]:
+    """The live (or unknown) actors of a ``job_actors`` reading; ``found``
+    and ``unknown`` make a finding of a text where it was read."""
     if "unknown" in job:
-        return [unknown_in_run(f"final probe: {job['unknown']}", t)]
+        return [unknown(job["unknown"])]
     out = []
     for aid, st in (job.get("actors") or {}).items():
         if not isinstance(st, dict):
             continue
         if st.get("state") in LIVE_STATES:
-            out.append(in_run(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
-                              f"{st['state']}", t))
+            out.append(found(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
+                             f"{st['state']}"))
         elif st.get("state") in ("unknown", None):
-            out.append(unknown_in_run(f"final probe: state of actor {aid[:8]} unknown "
-                                      f"({str(st.get('error'))[:200]})", t))
+            out.append(unknown(f"state of actor {aid[:8]} unknown "
+                               f"({str(st.get('error'))[:200]})"))
     return out
+
+
+def no_leftover_actor(run: Run) -> list[Finding]:
+    """Once every component is torn down, no actor of the driver's job is left
+    alive (both owners; on a local runtime the implementation shut down, the
+    actors are read by process, and the runner finds any process left): at
+    the end, and between two generations of a sweep (``check_clean``)."""
+    out = []
+    for r in _clean_checks(run):
+        out += _live_job_actors(r["result"].get("job_actors") or {},
+                                lambda text, r=r: at(r, ": " + text),
+                                lambda text, r=r: unknown_at(r, ": " + text))
+    if run.history.final is None:
+        return out
+    built = _constructed(run)
+    if not built or not built <= _closed_components(run):
+        return out
+    job = final_of(run, "job_actors")
+    if unobserved(job):
+        return out + [job]
+    t = final_time(run)
+    return out + _live_job_actors(job, lambda text: in_run(text, t),
+                                  lambda text: unknown_in_run(f"final probe: {text}", t))
 
 
 def no_actor_outlives_driver(run: Run) -> list[Finding]:
@@ -1289,18 +1357,32 @@ def no_actor_outlives_driver(run: Run) -> list[Finding]:
 
 
 def name_freed(run: Run) -> list[Finding]:
+    """A named eval worker's name is registered until its owner's teardown
+    and freed by it. Per name (``named``: True or a second name's suffix);
+    its owner is the instance that built it (a second one asking for a taken
+    name, which must fail, owns nothing), and a later owner of a freed name
+    (a sweep's next generation) owns it anew."""
     out = []
-    closed_owner = False
+    owner: dict = {}  # named -> the target that owns the name now
+    closed: dict = {}  # named -> its owner was torn down
     for r in run.history.ops:
-        op = r["op"]
-        if op["verb"] == "teardown" and op["target"] == "evaluator" and r["status"] == "ok":
-            closed_owner = not _construct_args(run, "evaluator").get("connect")
+        op, args = r["op"], r["op"].get("args", {})
+        if op["verb"] == "construct" and args.get("named") and not args.get("connect") \
+                and r["status"] == "ok" and (args["named"] not in owner
+                                             or closed.get(args["named"])):
+            owner[args["named"]], closed[args["named"]] = op["target"], False
+        named = [n for n, t in owner.items() if t == op.get("target")]
+        if op["verb"] == "teardown" and named and r["status"] == "ok":
+            closed[named[0]] = True
         if op["verb"] == "check_name" and r["status"] == "ok":
-            found = r["result"]["found"]
-            if closed_owner and found:
-                out.append(at(r, ": the name is still registered after the owner's teardown"))
-            if not closed_owner and not found:
-                out.append(at(r, ": the named eval worker is gone before its owner's teardown"))
+            found, which = r["result"]["found"], args.get("named", True)
+            whose = "" if which is True else f" {r['result'].get('name')!r}"
+            if closed.get(which) and found:
+                out.append(at(r, f": the name{whose} is still registered after the owner's "
+                                 "teardown"))
+            if not closed.get(which) and not found:
+                out.append(at(r, f": the named eval worker{whose} is gone before its owner's "
+                                 "teardown"))
     return out
 
 

@@ -8,15 +8,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from conformance import targets
 from conformance.verbs import VERBS  # the vocabulary, each verb declared once (no Ray, no torch)
 
-COMPONENTS = ("collector", "buffer", "evaluator")
+COMPONENTS = targets.KINDS
 FIXTURES = ("local", "multinode", "external")
 OWNERS = ("user", "impl")
 
 @dataclass(frozen=True)
 class Op:
-    """One operation: a verb, the component it targets, and its arguments."""
+    """One operation: a verb, the component instance it targets (a kind, or
+    a kind with an instance number: ``collector.2``, see
+    :mod:`conformance.targets`), and its arguments."""
 
     verb: str
     target: str | None = None
@@ -25,8 +28,7 @@ class Op:
     def __post_init__(self):
         if self.verb not in VERBS:
             raise ValueError(f"unknown verb {self.verb!r}; valid: {sorted(VERBS)}")
-        if self.target is not None and self.target not in COMPONENTS:
-            raise ValueError(f"unknown target {self.target!r}; valid: {COMPONENTS}")
+        targets.check_op(self)
 
     def to_dict(self) -> dict:
         d = {"verb": self.verb}
@@ -77,11 +79,18 @@ class Scenario:
 
     @property
     def components(self) -> tuple[str, ...]:
+        """The component instances the scenario builds, in order (targets:
+        ``collector``, ``collector.2``, ...)."""
         seen = []
         for op in self._all_ops():
             if op.verb == "construct" and op.target not in seen:
                 seen.append(op.target)
         return tuple(seen)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The component kinds the scenario builds, in order."""
+        return tuple(dict.fromkeys(targets.kind_of(t) for t in self.components))
 
     @property
     def tests_interpreter_exit(self) -> bool:

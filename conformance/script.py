@@ -44,6 +44,7 @@ from conformance.catalog.build import requirements
 from conformance.budgets import INIT_DEADLINE, exit_bound
 from conformance.scenario import Op, Scenario
 from conformance.snippets import ACTOR_NAME, source_of
+from conformance.targets import KINDS, actor_name, kind_of, variable, writes_into
 
 _NAME_SENTINEL = "\x00actor-name\x00"
 
@@ -61,8 +62,20 @@ class Writer:
         self.adapter, self.scenario = adapter, scenario
 
     def actors(self, component: str) -> str:
-        """An expression: the component's actor handles."""
-        return self.adapter.script_actors(component)
+        """An expression: the actor handles of a component instance (its
+        op's lines bind the kind's variable to it: :func:`aliases`)."""
+        return self.adapter.script_actors(kind_of(component))
+
+    def variables(self) -> list[str]:
+        """Every component variable of the script: one per kind, then one
+        per further instance the scenario builds (``collector_2``)."""
+        return [*KINDS, *[variable(t) for t in self.scenario.components if t not in KINDS]]
+
+    @staticmethod
+    def actor_name(named) -> str:
+        """An expression: the name of a named eval worker (``named``: True
+        or a second name's suffix, as the construct op says)."""
+        return ACTOR_NAME if named in (True, None) else f"({ACTOR_NAME} + {'-' + named!r})"
 
     def peer_ops(self, op: Op) -> str:
         return self.scenario.peer_of(op).describe()
@@ -92,28 +105,51 @@ def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
     return None
 
 
+def aliases(op: Op, scenario: Scenario) -> list[str]:
+    """Lines that bind the kinds' variables to the instances ``op`` works on
+    (``collector = collector_2``), local to its function: the adapter and the
+    verbs write their lines against the kinds' names. None for an op on the
+    first instances (their variables are the kinds')."""
+    bound = {}
+    if op.target is not None and op.verb != "construct":  # a construct assigns its own
+        bound[kind_of(op.target)] = op.target
+    into = writes_into(op) or (op.verb == "check_writes" and next(
+        (writes_into(o) for o in scenario.ops if o.verb == "construct" and o.target == op.target),
+        None))
+    if into:
+        bound["buffer"] = into
+    return [f"{variable(k)} = {variable(t)}  # this op's {t}" for k, t in bound.items() if k != t]
+
+
 def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | None:
     """The op's body lines: the verb's own script form (``Verb.script``), or
-    the adapter's (``Adapter.script_lines``). Raises ``NoScript``."""
+    the adapter's (``Adapter.script_lines``, given the op on its target's
+    kind). Raises ``NoScript``."""
     form = verbs.VERBS[op.verb].script
     if form is not None:
-        return form(op, Writer(adapter, scenario))
+        return aliases(op, scenario) + form(op, Writer(adapter, scenario))
     op_spec = spec
     if op.verb == "construct":
         op_spec = verbs._spec_for(SimpleNamespace(
             spec=spec, actor_name=_NAME_SENTINEL,
             node_cpus=lambda place: fixture_cpus(scenario.fixture, place)), op)
-    lines = adapter.script_lines(op, op_spec)
+    kind = kind_of(op.target)
+    args = {**op.args, "buffer": True} if writes_into(op) else op.args
+    lines = adapter.script_lines(Op(op.verb, kind, args), op_spec)
     if lines is None:
         return None
-    lines = [line.replace(repr(_NAME_SENTINEL), ACTOR_NAME) for line in lines]
+    named = op.args.get("named") or True
+    lines = [line.replace(repr(actor_name(_NAME_SENTINEL, named)), Writer.actor_name(named))
+             .replace(repr(_NAME_SENTINEL), ACTOR_NAME) for line in lines]
     if op.verb == "construct":
         fail = op.args.get("fail")
         if fail:
             lines.insert(0, f"# expected to fail clearly ({fail}) and leave no actor behind")
-        lines = ([f"global {op.target}"] + lines
-                 + [f"return _record({op.target!r}, {adapter.script_actors(op.target)})"])
-    return lines
+        var = variable(op.target)
+        keep = [f"{var} = {kind}"] if var != kind else []
+        lines = ([f"global {var}"] + lines + keep
+                 + [f"return _record({op.target!r}, {adapter.script_actors(kind)})"])
+    return aliases(op, scenario) + lines
 
 
 # -- the script ------------------------------------------------------------------------
@@ -397,7 +433,11 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     from impl.runtime import runtime_identity  # the suite's and the reference's definition
 
     out += ["", ""] + source_of(runtime_identity)
-    out += [""] + RUNTIME.strip("\n").splitlines() + ["", ""] + source_of(verbs._batch)
+    out += [""] + RUNTIME.strip("\n").splitlines()
+    more = Writer(adapter, scenario).variables()[len(KINDS):]
+    if more:
+        out += [f"{' = '.join(more)} = None  # the further instances of the components"]
+    out += ["", ""] + source_of(verbs._batch)
     if any(op.verb == "in_ray_call" for op in scenario.ops):
         from conformance.threads import blocked_in_ray, inside_ray, ray_driver_thread
 
@@ -426,7 +466,7 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
         else:
             out += [f"def op_{i}():", f"    # {name}"] + [f"    {line}" if line else ""
                                                          for line in lines]
-        needs = op.target if (op.target and op.verb != "construct") else None
+        needs = variable(op.target) if (op.target and op.verb != "construct") else None
         verb = verbs.VERBS[op.verb]
         deadline = verbs.deadline_of(op, adapter, spec)
         table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {verb.probes_actors}, "

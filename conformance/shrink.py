@@ -14,13 +14,15 @@ from dataclasses import dataclass
 
 from conformance.catalog.build import requirements
 from conformance.scenario import Scenario
+from conformance.targets import KINDS
 
 
 def shrink(scenario: Scenario, still_fails) -> Scenario:
     """The smallest scenario (by removing ops) for which ``still_fails`` holds.
 
     ``still_fails(candidate) -> bool`` runs the candidate (ddmin-style: try
-    removing chunks of halving size, then single ops, until nothing goes).
+    removing chunks of halving size, then single ops, until nothing goes;
+    first, every op of each further instance at once: ``collector.2``).
     """
     ops = list(scenario.ops)
 
@@ -29,6 +31,12 @@ def shrink(scenario: Scenario, still_fails) -> Scenario:
                         variant=scenario.variant + "-shrunk", ops=tuple(kept),
                         spec=scenario.spec, requires=requirements(kept), seed=scenario.seed)
 
+    # Whole instances first: a scenario of several instances of one kind
+    # often fails with one of them (collector.2) left out altogether.
+    for target in [t for t in scenario.components if t not in KINDS]:
+        kept = [o for o in ops if o.target != target]
+        if kept and len(kept) < len(ops) and still_fails(candidate(kept)):
+            ops = kept
     chunk = max(1, len(ops) // 2)
     while chunk >= 1:
         i, progressed = 0, False

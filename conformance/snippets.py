@@ -12,6 +12,8 @@ import inspect
 import textwrap
 from typing import TYPE_CHECKING
 
+from conformance.verbs import WRITES_MORE, WRITES_WAIT
+
 if TYPE_CHECKING:  # annotations only
     from conformance.adapter import Spec
     from conformance.scenario import Op
@@ -83,6 +85,16 @@ def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
     if op.verb == "poll":
         return [f"result = evaluator.poll({float(a.get('timeout', 0))})",
                 "return 'ready' if result is not None else 'not ready'"]
+    if op.verb == "check_writes":  # the op's lines bind ``buffer`` to the one it writes into
+        more = int(a.get("more", WRITES_MORE))
+        limit = float(a.get("timeout", WRITES_WAIT))
+        return ["t0 = time.monotonic()",
+                f"start = n = {length}",
+                f"while n < start + {more} and time.monotonic() - t0 < {limit}:",
+                "    time.sleep(0.05)",
+                f"    n = {length}",
+                f"return f'the buffer grew by {{n - start}} frames in "
+                f"{{time.monotonic() - t0:.1f}}s ({more} wanted: the collector still writes)'"]
     if op.verb == "check_data":
         at_least = int(a.get("at_least", 1))
         return [f"n = {length}",

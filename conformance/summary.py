@@ -27,7 +27,7 @@ KNOWN_MARK = "⚠️"
 def family_order(families) -> list[str]:
     """Families in catalog order, unknown ones after, alphabetically."""
     try:
-        from conformance.catalog.families import FAMILIES
+        from conformance.catalog import FAMILIES
         order = list(FAMILIES)
     except Exception:  # a report read far from the catalog
         order = []

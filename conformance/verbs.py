@@ -23,6 +23,7 @@ from typing import Callable
 from conformance.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.history import describe_error
 from fixtures.harness_threads import start_harness_thread
+from conformance.targets import actor_name, at_once, kind_of, writes_into
 
 IMPL, HARNESS = "impl", "harness"
 
@@ -93,8 +94,15 @@ def optional_feature_of(op) -> str | None:
 
 def needs_of(op) -> set:
     """The adapter features ``op`` needs (``verb.needs``, and ``evaluator``
-    for an op on the eval worker)."""
-    return set(VERBS[op.verb].needs(op)) | ({"evaluator"} if op.target == "evaluator" else set())
+    for an op on an eval worker, whichever instance)."""
+    return set(VERBS[op.verb].needs(op)) | (
+        {"evaluator"} if kind_of(op.target) == "evaluator" else set())
+
+
+def scenario_needs(ops) -> set:
+    """What a sequence of ops needs beyond each op's own needs: ``instances``
+    when two instances of one kind are open at once."""
+    return {"instances"} if at_once(ops) else set()
 
 
 class NoScript(Exception):
@@ -118,7 +126,7 @@ def _surfaces_error(op) -> bool:
 
 def _construct_needs(op) -> set:
     a, out = op.args, set()
-    if op.target == "collector":
+    if kind_of(op.target) == "collector":
         out.add("sync" if a.get("sync") else "async")
         if a.get("buffer"):
             out.add("buffer_mode")
@@ -155,21 +163,26 @@ KILL_VERIFY = 10.0
 
 
 def _spec_for(ctx, op):
-    """The spec of a construct op: placement, infeasibility, failure knobs."""
+    """The spec of a construct op: placement, infeasibility, failure knobs,
+    an instance's own total_frames and name. ``Spec.resources`` is keyed by
+    kind: the adapter builds one component of that kind from it."""
     a = op.args
     spec = ctx.spec
+    kind = kind_of(op.target)
     resources = dict(spec.resources)
     if a.get("place"):
-        resources[op.target] = {"resources": {a["place"]: 1}}
+        resources[kind] = {"resources": {a["place"]: 1}}
     if a.get("infeasible"):
-        resources[op.target] = INFEASIBLE
+        resources[kind] = INFEASIBLE
     if a.get("fill"):  # its actors take every CPU of their node between them
-        actors = spec.num_collectors if op.target == "collector" else 1
-        resources[op.target] = {**resources.get(op.target, {}),
-                                "num_cpus": ctx.node_cpus(a.get("place")) / actors}
+        actors = spec.num_collectors if kind == "collector" else 1
+        resources[kind] = {**resources.get(kind, {}),
+                           "num_cpus": ctx.node_cpus(a.get("place")) / actors}
     changes = {"resources": resources}
     if "sync" in a:
         changes["sync"] = bool(a["sync"])
+    if "total_frames" in a:
+        changes["total_frames"] = int(a["total_frames"])
     if a.get("ready") is False:
         changes["ready_timeout"] = None
     fail = a.get("fail")
@@ -182,24 +195,28 @@ def _spec_for(ctx, op):
     elif fail and fail.startswith("invalid:"):
         changes.update(BAD_ARGS[fail.split(":", 1)[1]])
     if a.get("named"):
-        changes["actor_name"] = ctx.actor_name
+        changes["actor_name"] = actor_name(ctx.actor_name, a["named"])
     return spec.with_(**changes)
 
 
-@verb(IMPL, "build a component (args: sync, buffer, fail, may_fail, place, named, ready, "
-            "connect, infeasible, per_actor_envs, fill: its actors take all the CPUs of "
-            "their node)", _may_fail, needs=_construct_needs,
+@verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
+            "a collector writes into, fail, may_fail, place, named: True or a second name's "
+            "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
+            "instance's, fill: its actors take all the CPUs of their node)", _may_fail,
+      needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True)
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
-    if op.target == "buffer":
+    kind = kind_of(op.target)
+    if kind == "buffer":
         obj = adapter.make_buffer(spec)
-    elif op.target == "collector":
-        buffer = ctx.objects.get("buffer") if op.args.get("buffer") else None
-        if op.args.get("buffer") and buffer is None:
-            raise RuntimeError("scenario error: collector with buffer but no buffer built")
+    elif kind == "collector":
+        into = writes_into(op)
+        buffer = ctx.objects.get(into) if into else None
+        if into and buffer is None:
+            raise RuntimeError(f"scenario error: collector writes into {into}, never built")
         obj = adapter.make_collector(spec, buffer)
     elif op.args.get("connect"):
         obj = adapter.connect_evaluator(spec)
@@ -243,19 +260,19 @@ def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
         return {"batches": 0, "frames": 0}
-    return _count(ctx.adapter.iterate(ctx.objects["collector"]), batches)
+    return _count(ctx.adapter.iterate(ctx.objects[op.target]), batches)
 
 
 @verb(IMPL, "iterate a collector until total_frames",
       deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True)
 def exhaust(ctx, op):
-    return _count(ctx.adapter.iterate(ctx.objects["collector"]))
+    return _count(ctx.adapter.iterate(ctx.objects[op.target]))
 
 
 @verb(IMPL, "start the collector's background thread", _fails_on_purpose,
       needs=lambda op: () if op.args.get("fail") else ("background",))
 def start(ctx, op):
-    ctx.adapter.start(ctx.objects["collector"])
+    ctx.adapter.start(ctx.objects[op.target])
     return {}
 
 
@@ -267,7 +284,7 @@ def wait_frames(ctx, op):
 
     want = int(op.args.get("frames", 1))
     limit = float(op.args.get("timeout", 60))
-    buffer = ctx.objects["buffer"]
+    buffer = ctx.objects[op.target]
     # an error from the buffer ends the wait at once: it is the op's outcome
     n = poll(lambda: ctx.adapter.buffer_len(buffer), lambda n: n >= want, limit)
     if n < want:
@@ -309,7 +326,7 @@ def in_ray_call(ctx, op):
 
 @verb(IMPL, "sample a batch from the buffer (args: batch_size)")
 def sample(ctx, op):
-    data = ctx.adapter.sample(ctx.objects["buffer"], int(op.args.get("batch_size", 8)))
+    data = ctx.adapter.sample(ctx.objects[op.target], int(op.args.get("batch_size", 8)))
     return {"numel": int(data.numel()) if hasattr(data, "numel") else None}
 
 
@@ -335,13 +352,13 @@ def _batch(n: int):
 @verb(IMPL, "write a small batch into the buffer from the driver (args: frames)")
 def extend(ctx, op):
     n = int(op.args.get("frames", 8))
-    ctx.adapter.extend(ctx.objects["buffer"], _batch(n))
+    ctx.adapter.extend(ctx.objects[op.target], _batch(n))
     return {"frames": n}
 
 
 @verb(IMPL, "submit an evaluation to the eval worker")
 def submit(ctx, op):
-    ctx.adapter.submit(ctx.objects["evaluator"], ctx.spec)
+    ctx.adapter.submit(ctx.objects[op.target], ctx.spec)
     return {}
 
 
@@ -354,7 +371,7 @@ POLL_GRACE = 30.0
       deadline=lambda op, adapter, spec: float(op.args.get("timeout", 0)) + POLL_GRACE)
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
-    result = ctx.adapter.poll(ctx.objects["evaluator"], timeout)
+    result = ctx.adapter.poll(ctx.objects[op.target], timeout)
     return {"ready": result is not None}
 
 
@@ -394,7 +411,7 @@ def _live_target(ctx, op) -> tuple:
     from fixtures.wait import ConditionTimeout, wait_for_condition
 
     index = int(op.args.get("index", 0))
-    handles = ctx.adapter.actors(op.target, ctx.objects[op.target])
+    handles = ctx.adapter.actors(kind_of(op.target), ctx.objects[op.target])
     if not handles:
         raise HarnessError(f"{op.target} lists no actor to kill (adapter.actors is empty)")
     try:
@@ -475,7 +492,7 @@ def _await_actors_script(op, w) -> list[str]:
 def await_actors(ctx, op):
     from fixtures.wait import ConditionTimeout, wait_for_condition
 
-    handles = ctx.adapter.actors(op.target, ctx.objects[op.target])
+    handles = ctx.adapter.actors(kind_of(op.target), ctx.objects[op.target])
     if not handles:
         raise HarnessError(f"{op.target} lists no actor (adapter.actors is empty)")
     ids = [h._actor_id.hex() for h in handles]
@@ -714,7 +731,7 @@ def interrupt(ctx, op):
 def _call_teardown(ctx, target, obj, shutdown_ray):
     t0 = time.monotonic()
     try:
-        ctx.adapter.teardown(target, obj, shutdown_ray=shutdown_ray)
+        ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
         status, error = "ok", None
     except BaseException as exc:  # noqa: BLE001 - the history records everything
         if ctx.interrupts is not None and ctx.interrupts.interrupting(exc):
@@ -840,7 +857,7 @@ def check_alive(ctx, op):
     seen = {"calls": 0, "answers": [], "reached": None}
 
     def ask():
-        value = bool(ctx.adapter.is_alive(op.target, obj))
+        value = bool(ctx.adapter.is_alive(kind_of(op.target), obj))
         elapsed = round(time.monotonic() - t0, 3)
         seen["calls"] += 1
         if not seen["answers"] or seen["answers"][-1][1] != value:
@@ -899,33 +916,95 @@ def check_error(ctx, op):
 @verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
             "earlier reading (args: at_least)")
 def check_data(ctx, op):
-    n = ctx.adapter.buffer_len(ctx.objects["buffer"])
+    n = ctx.adapter.buffer_len(ctx.objects[op.target])
     return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
 
 
+def _check_name_script(op, w) -> list[str]:
+    named = op.args.get("named", True)
+    first = named is True  # the scenario's name, ACTOR_NAME; or a second one
+    name = "ACTOR_NAME" if first else "name"
+    return ([] if first else [f"name = {w.actor_name(named)}"]) + [
+            "if not ray.is_initialized():  # ray.get_actor would start a new runtime",
+            "    return 'not looked up: Ray is not initialized here'",
+            "try:",
+            f"    ray.get_actor({name}, namespace=ray.get_runtime_context().namespace)",
+            f"    return f'{{{name}!r}} is registered'",
+            "except ValueError:",
+            f"    return f'{{{name}!r}} is not registered'"]
+
+
 @verb(HARNESS, "is the named eval worker registered under its name (asks the GCS; "
-               "never starts Ray)",
-      script=lambda op, w: [
-          "if not ray.is_initialized():  # ray.get_actor would start a new runtime",
-          "    return 'not looked up: Ray is not initialized here'",
-          "try:",
-          "    ray.get_actor(ACTOR_NAME, namespace=ray.get_runtime_context().namespace)",
-          "    return f'{ACTOR_NAME!r} is registered'",
-          "except ValueError:",
-          "    return f'{ACTOR_NAME!r} is not registered'"])
+               "never starts Ray; args: named, the construct's: True or a second name's suffix)",
+      script=_check_name_script)
 def check_name(ctx, op):
     obs = ctx.observer
     if obs is None:
         raise HarnessError("no GCS address known to look the name up")
-    records = obs.named_actors(ctx.actor_name)  # in any namespace: is the name freed?
+    name = actor_name(ctx.actor_name, op.args.get("named", True))
+    records = obs.named_actors(name)  # in any namespace: is the name freed?
     live = [aid for aid, r in records.items() if r["state"] != "DEAD"]
-    return {"found": bool(live), "name": ctx.actor_name, "actors": sorted(live)}
+    return {"found": bool(live), "name": name, "actors": sorted(live)}
+
+
+#: seconds check_writes waits for a collector's frames to land in its buffer
+#: (the instances family's writers run the slow env: 16 frames take 0.8 s;
+#: measured: 16 frames landed 0.6 s into the wait), and the frames it waits
+#: for by default
+WRITES_WAIT = 20.0
+WRITES_MORE = 16
+
+
+def _writes_into(ctx, target: str) -> str:
+    into = next((writes_into(o) for o in ctx.scenario.ops
+                 if o.verb == "construct" and o.target == target), None)
+    if into is None or into not in ctx.objects:
+        raise HarnessError(f"scenario error: {target} writes into no buffer that was built")
+    return into
+
+
+@verb(IMPL, "wait until the buffer a collector instance writes into holds `more` frames more "
+            "than when the op started: the collector's writes still land (args: more, "
+            "timeout); a buffer that does not grow is recorded, not raised: data_kept "
+            "judges each writer",
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", WRITES_WAIT)) + 30.0)
+def check_writes(ctx, op):
+    from fixtures.wait import poll
+
+    into = _writes_into(ctx, op.target)
+    buffer, more = ctx.objects[into], int(op.args.get("more", WRITES_MORE))
+    limit = float(op.args.get("timeout", WRITES_WAIT))
+    t0 = time.monotonic()
+    start = ctx.adapter.buffer_len(buffer)
+    n = poll(lambda: ctx.adapter.buffer_len(buffer), lambda n: n >= start + more, limit)
+    return {"buffer": into, "from": start, "frames": n, "more": more, "timeout": limit,
+            "elapsed": round(time.monotonic() - t0, 3)}
+
+
+def _check_clean_script(op, w) -> list[str]:
+    return ["if not ray.is_initialized():",
+            "    return 'Ray is down here: no actor of this driver runs in it'",
+            "from ray._private import state  # not ray.util.state: see _actor_pid",
+            "job = ray.get_runtime_context().get_job_id()",
+            "live = [f\"{a['ActorClassName']} {a['ActorID'][:8]} {a['State']}\"",
+            "        for a in state.actors().values()",
+            "        if a['JobID'] == job and a['State'] != 'DEAD']",
+            "threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]",
+            "return f'live actors of this job: {live or \"none\"}; threads: {threads}'"]
+
+
+@verb(HARNESS, "read what is left once the components built so far are torn down: the live "
+               "actors of the driver's jobs and the implementation's threads (between two "
+               "generations of a sweep; no_leftover_actor and no_leftover_thread judge it "
+               "as they judge the end)", script=_check_clean_script)
+def check_clean(ctx, op):
+    return ctx.leftovers()
 
 
 @verb(IMPL, "drop every reference to every component and collect garbage", probes_actors=True,
       script=lambda op, w: [
-          "global collector, buffer, evaluator",
-          "collector = buffer = evaluator = None  # every reference to every component",
+          f"global {', '.join(w.variables())}",
+          f"{' = '.join(w.variables())} = None  # every reference to every component",
           "gc.collect()"])
 def drop(ctx, op):
     ctx.objects.clear()

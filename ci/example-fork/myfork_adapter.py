@@ -22,7 +22,7 @@ class MyForkAdapter(Adapter):
     name = "myfork"
     features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
-                          "per_actor_envs", "actor_options", "frame_budget", "endless",
+                          "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
                           "batch_size", "sync_division", "async_eval"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)

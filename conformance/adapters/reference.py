@@ -19,7 +19,7 @@ class ReferenceAdapter(Adapter):
     name = "reference"
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
-        "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "actor_options",
+        "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
         # the conventions (conformance.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
     })

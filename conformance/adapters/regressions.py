@@ -10,6 +10,7 @@ fails for another reason (say a TypeError in its override) is not "caught".
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -584,6 +585,79 @@ def _fence_unbounded(base):
     return Collector
 
 
+def _writer_id_per_process(base):
+    class Buffer(base):
+        def client(self):
+            client = super().client()
+            # "who writes": the process, as a log line names it; every
+            # collector of one driver then shares one writer id, and the
+            # fence of one collector's shutdown drops the writes of them all
+            client.writer_id = f"{socket.gethostname()}:{os.getpid()}"
+            return client
+
+    return Buffer
+
+
+def _class_level_actor_list(base):
+    class Collector(base):
+        spawned: list = []  # meant per collector: a class attribute is shared by all
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.spawned += self._actors  # += extends the class's list in place
+
+        def _before_kill(self, actors, deadline):
+            from impl import calls
+
+            for handle in self.spawned:  # "make sure nothing we spawned survives"
+                try:
+                    calls.kill(handle)
+                except Exception:
+                    pass
+            super()._before_kill(actors, deadline)
+
+    return Collector
+
+
+def _joins_taken_name(base):
+    class Evaluator(base):
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("name") is not None:
+                # "reattach to the worker if it already runs" (a restarted
+                # driver, the next trial): a second worker asking for a taken
+                # name silently gets the first one's actor, and owns it
+                kwargs.setdefault("get_if_exists", True)
+            super().__init__(*args, **kwargs)
+
+    return Evaluator
+
+
+_LIBRARY_STARTED_RAY: list = []  # module level: set when the library first starts Ray, never cleared
+
+
+def _ownership_by_flag(base):
+    class Component(base):
+        def _acquire(self, ray_init_config):
+            from impl import runtime
+
+            super()._acquire(ray_init_config)
+            lease = self._lease
+            if lease.started_ray:
+                _LIBRARY_STARTED_RAY.append(lease.identity)
+            elif _LIBRARY_STARTED_RAY and not lease.runtime_started_here:
+                # "this library started Ray in this process, so the runtime is
+                # ours": a flag instead of the runtime's identity, and the one
+                # the user started after ours was shut down is taken for ours
+                with runtime._lock:
+                    if runtime._started is None or runtime._started.identity != lease.identity:
+                        runtime._started = runtime._StartedRuntime(lease.identity)
+                    runtime._started.holders.add(lease._id)
+                lease.runtime_started_here = True
+
+    return Component
+
+
+
 REGRESSIONS = {r.id: r for r in (
     Regression(
         "seed000-collector-shuts-down-ray",
@@ -932,6 +1006,48 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("order/*/*/ray>collector>buffer>evaluator", "fail", ("no_ray_restart",),
                may_also=("teardown_within_bound",)),),
         {"buffer": _stale_kill_then_shutdown},
+    ),
+    Regression(
+        "writer-id-per-process",
+        "the buffer client's writer id is the driver process (host:pid), so every collector "
+        "of one driver shares it: one collector's shutdown fences its writer and the "
+        "buffer then drops the writes of every other collector, in this sweep generation "
+        "and the next",
+        "writers identified by the process that runs them (one writer per process assumed)",
+        (Catch("instances/*/*/2-collectors-started>stop-collector", "fail", ("data_kept",)),
+         Catch("sweep/*/*/keep-buffer", "fail", ("data_kept",))),
+        {"buffer": _writer_id_per_process},
+    ),
+    Regression(
+        "collector-class-level-actor-list",
+        "the collector keeps the actors it spawned in a class attribute (a mutable default "
+        "shared by every instance), and its shutdown kills every actor in that list: one "
+        "collector's teardown kills the actors of every other collector",
+        "Python's mutable class attribute, and a cleanup that kills what it finds by class",
+        (Catch("instances/*/*/2-collectors-started>stop-collector", "fail",
+               ("data_kept", "others_untouched")),),
+        {"collector": _class_level_actor_list},
+    ),
+    Regression(
+        "name-collision-joins-existing",
+        "a named eval worker is created with get_if_exists=True: a second worker asking for "
+        "a taken name silently shares the first one's actor instead of failing, and its "
+        "shutdown kills the actor the first one still uses",
+        "ray.remote(...).options(name=..., get_if_exists=True) to 'reattach' to a worker",
+        (Catch("instances/*/*/evaluator-same-name", "fail",
+               ("calls_succeed", "fails_clearly", "liveness_reports_death", "name_freed",
+                "others_untouched")),),
+        {"evaluator": _joins_taken_name},
+    ),
+    Regression(
+        "ownership-flag-outlives-runtime",
+        "the library remembers in a module-level flag that it started Ray, not which "
+        "runtime: after its own runtime was shut down, it takes the one the user starts "
+        "for the next sweep generation for its own, and shutdown_ray=True shuts it down",
+        "a module-level 'we started Ray' flag in place of the runtime's identity",
+        (Catch("sweep/*/impl/impl-then-user", "fail", ("ray_not_shut_down_by_non_owner",)),),
+        {"buffer": _ownership_by_flag, "collector": _ownership_by_flag,
+         "evaluator": _ownership_by_flag},
     ),
 )}
 

@@ -164,7 +164,7 @@ class RLlibAdapter(Adapter):
     package = "ray[rllib]"
     teardown_bound = 10.0
     features = frozenset({"sync", "async", "evaluator", "ready_timeout", "actor_options",
-                          "endless"})
+                          "endless", "instances"})
     closed_errors = ()  # set in __init__ once measured (see README of ci/results/rllib)
 
     #: the zygote imports these once (4.1 s with torch, 2.1 s of it torch,

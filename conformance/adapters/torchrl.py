@@ -130,7 +130,8 @@ class TorchRLAdapter(Adapter):
         self.features = frozenset(self._detect_features())
 
     def _detect_features(self):
-        feats = {"sync", "async", "buffer", "per_actor_envs",  # RayReplayBuffer: every version
+        # RayReplayBuffer: every version; every constructor builds a new component
+        feats = {"sync", "async", "buffer", "per_actor_envs", "instances",
                  "actor_options"}  # remote_configs / remote_config
         # The conventions, every version: RayCollector takes frames_per_batch and
         # total_frames (-1: endless, its documented default) and divides a sync

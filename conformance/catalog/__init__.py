@@ -4,10 +4,15 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.catalog.build import ALL, components_of
-from conformance.catalog.families import FAMILIES
+from conformance.catalog.families import FAMILIES as SINGLE_INSTANCE
+from conformance.catalog.instances import instances
+from conformance.catalog.sweep import sweep
 from conformance.scenario import OWNERS, Scenario
 
 PROFILES = ("quick", "full")
+#: every family: one component of each kind (``families``), several at once
+#: (``instances``) and one after another in one driver (``sweep``)
+FAMILIES = {**SINGLE_INSTANCE, "instances": instances, "sweep": sweep}
 
 
 def scenarios(fixtures=("local", "multinode"), profile: str = "full",
@@ -72,7 +77,7 @@ def counterpart(sid: str, components, ids) -> str | None:
     if mapped is not None:
         return mapped
     try:
-        about_missing = any(c not in components for c in find(sid).components)
+        about_missing = any(c not in components for c in find(sid).kinds)
     except KeyError:
         about_missing = False
     return None if about_missing else sid

@@ -1,8 +1,9 @@
 """Small builders shared by every family: the same op sequences, one place."""
 from __future__ import annotations
 
-from conformance.verbs import needs_of
+from conformance.verbs import needs_of, scenario_needs
 from conformance.scenario import Op
+from conformance.targets import instance, kind_of
 
 #: every component, in the order the catalog builds them
 ALL = ("buffer", "collector", "evaluator")
@@ -88,6 +89,19 @@ def teardowns(order) -> list[Op]:
     return [op("ray_shutdown") if t == "ray" else op("teardown", t) for t in order]
 
 
+def as_instance(ops, n: int) -> list[Op]:
+    """``ops`` on instance ``n`` of each component they name: ``collector``
+    becomes ``collector.2`` (and a collector writes into ``buffer.2``)."""
+    out = []
+    for o in ops:
+        args = dict(o.args)
+        if o.verb == "construct" and args.get("buffer"):
+            args["buffer"] = instance("buffer", n)
+        target = None if o.target is None else instance(kind_of(o.target), n)
+        out.append(Op(o.verb, target, args))
+    return out
+
+
 def requirements(ops) -> tuple[str, ...]:
     """Adapter features a list of ops needs (each verb declares its own,
     ``conformance.verbs.Verb.needs``): without one the scenario is skipped. A
@@ -96,5 +110,6 @@ def requirements(ops) -> tuple[str, ...]:
     "unsupported" and the scenario runs. Nor is ``ready_timeout``:
     ``construct(ready=False)`` asks an adapter that has the knob not to wait
     for its actors; one without it builds as it always does (a constructor
-    that then blocks forever on unschedulable actors is a ``hang``)."""
-    return tuple(sorted(set().union(*(needs_of(o) for o in ops))))
+    that then blocks forever on unschedulable actors is a ``hang``). Two
+    instances of one kind open at once need ``instances``."""
+    return tuple(sorted(set().union(*(needs_of(o) for o in ops)) | scenario_needs(ops)))

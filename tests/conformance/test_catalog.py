@@ -93,7 +93,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
     not exist; ids round-trip through find."""
     two = ("buffer", "collector")
     subset = catalog.scenarios(("local", "multinode"), "full", components=two)
-    assert not any("evaluator" in s.components for s in subset)
+    assert not any("evaluator" in s.kinds for s in subset)
     orders = [s.variant for s in subset if s.family == "order" and s.fixture == "local"
               and s.owner == "user"]
     assert sorted(orders) == sorted(
@@ -103,7 +103,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                                "~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
-                                          "defaults", "walk", "signals"}
+                                          "defaults", "walk", "signals", "sweep"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}

@@ -713,6 +713,8 @@ def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
     assert judge(run_of([*ops, clean, {**FINAL, "ray": None}], owner="impl")) == {}
     # the user's runtime is never the implementation's to end
     assert "owned_runtime_ended" not in judge(run_of([*ops, up], owner="user"))
+
+
 # -- signals the harness sends the driver (interrupt) -------------------------------------
 
 def sent(i, signal="SIGINT", ends=False):
@@ -887,3 +889,109 @@ def test_a_runtime_not_watched_during_the_ops_is_unknown():
     assert unknown(run)["no_ray_restart"] == [
         "the driver did not watch the Ray runtime during the ops (its setup record has no "
         "runtime_watch)"]
+
+
+# -- several instances of a component (targets such as collector.2) -----------------
+
+def test_a_teardown_that_ends_another_instance_of_its_kind_fails_naming_it():
+    run = run_of([
+        end(0, "construct", "collector", probe=actors(collector="ALIVE")),
+        end(1, "construct", "collector.2",
+            probe=actors(**{"collector": "ALIVE", "collector.2": "ALIVE"})),
+        end(2, "teardown", "collector", result={"calls": []},
+            probe=actors(**{"collector": "DEAD", "collector.2": "DEAD"})),
+    ])
+    assert judge(run)["others_untouched"] == [
+        "op 2 (teardown collector) ended collector.2 actor collecto (DEAD; it was ALIVE)"]
+
+
+def test_an_exhaustion_that_ends_another_instance_fails_and_ray_shutdown_hits_them_all():
+    recs = [end(0, "construct", "collector", probe=actors(collector="ALIVE")),
+            end(1, "construct", "collector.2",
+                probe=actors(**{"collector": "ALIVE", "collector.2": "ALIVE"})),
+            end(2, "exhaust", "collector",
+                probe=actors(**{"collector": "DEAD", "collector.2": "DEAD"}))]
+    assert "others_untouched" in judge(run_of(recs))
+    # after the user's ray.shutdown() every instance's actors may be gone
+    recs[2] = end(2, "ray_shutdown")
+    recs.append(end(3, "teardown", "collector", result={"calls": []},
+                    probe=actors(**{"collector": "DEAD", "collector.2": "DEAD"})))
+    assert "others_untouched" not in judge(run_of(recs))
+
+
+def test_each_buffer_instance_keeps_its_own_frames():
+    recs = [end(0, "check_data", "buffer", result={"frames": 64, "at_least": 1}),
+            end(1, "check_data", "buffer.2", result={"frames": 32, "at_least": 1}),
+            end(2, "teardown", "buffer", result={"calls": []}),
+            end(3, "check_data", "buffer.2", result={"frames": 0, "at_least": 1})]
+    assert judge(run_of(recs))["data_kept"] == [
+        "op 3 (check_data buffer.2): buffer.2 holds 0 frames; it held 32 at op 1 "
+        "(check_data buffer.2)"]
+    recs[3] = end(3, "check_data", "buffer.2", result={"frames": 40, "at_least": 1})
+    assert "data_kept" not in judge(run_of(recs))  # buffer's own frames are not buffer.2's
+
+
+def test_a_writer_whose_writes_stop_landing_fails_data_kept_naming_it_and_the_suspect():
+    writes = {"buffer": "buffer", "from": 96, "frames": 96, "more": 16, "timeout": 20.0}
+    recs = [end(0, "construct", "buffer"),
+            end(1, "construct", "collector", args={"buffer": True}),
+            end(2, "construct", "collector.2", args={"buffer": True}),
+            end(3, "teardown", "collector", result={"calls": []}),
+            end(4, "check_writes", "collector.2", result=writes)]
+    assert judge(run_of(recs))["data_kept"] == [
+        "op 4 (check_writes collector.2): the writes of collector.2 no longer land in buffer, "
+        "after op 3 (teardown collector): it grew by 0 of 16 frames in 20.0 s"]
+    recs[4] = end(4, "check_writes", "collector.2", result={**writes, "frames": 112})
+    assert "data_kept" not in judge(run_of(recs))
+    # a check that raised is an unreadable buffer, judged here (not calls_succeed)
+    recs[4] = end(4, "check_writes", "collector.2", status="raised", error=err())
+    found = judge(run_of(recs))
+    assert "data_kept" in found and "calls_succeed" not in found
+
+
+def test_a_second_name_is_judged_apart_and_a_taken_name_owns_nothing():
+    recs = [end(0, "construct", "evaluator", args={"named": True}),
+            end(1, "construct", "evaluator.2", args={"named": "2"}),
+            end(2, "teardown", "evaluator", result={"calls": []}),
+            end(3, "check_name", args={"named": "2"}, result={"found": False, "name": "n-2"})]
+    assert judge(run_of(recs))["name_freed"] == [
+        "op 3 (check_name): the named eval worker 'n-2' is gone before its owner's teardown"]
+    # a second worker built with the taken name (it should have failed) owns
+    # nothing: its teardown leaves the name to the first one
+    recs = [end(0, "construct", "evaluator", args={"named": True}),
+            end(1, "construct", "evaluator.2", args={"named": True, "fail": "name_taken"}),
+            end(2, "teardown", "evaluator.2", result={"calls": []}),
+            end(3, "check_name", result={"found": False, "name": "n"})]
+    assert "name_freed" in judge(run_of(recs))
+
+
+def test_what_one_generation_left_before_the_next_is_a_leftover():
+    clean = {"job_actors": {"actors": {"z9": {"state": "ALIVE", "class_name": "CollectorActor"}},
+                            "source": "gcs"},
+             "threads": [{"name": "RayCollector", "module": "impl.collector"}]}
+    recs = [end(0, "construct", "collector"), end(1, "teardown", "collector", result={"calls": []}),
+            end(2, "check_clean", result=clean), end(3, "construct", "collector.2"),
+            end(4, "teardown", "collector.2", result={"calls": []})]
+    found = judge(run_of(recs))
+    assert found["no_leftover_actor"] == ["op 2 (check_clean): actor z9 (CollectorActor) still ALIVE"]
+    assert found["no_leftover_thread"] == [
+        "op 2 (check_clean): thread RayCollector (impl.collector) still running after teardown"]
+    # taken with a component still open, the reading is not judged
+    recs.insert(0, end(0, "construct", "buffer"))
+    recs = [{**r, "i": k} for k, r in enumerate(recs)]
+    found = judge(run_of(recs))
+    assert "no_leftover_actor" not in found and "no_leftover_thread" not in found
+
+
+def test_an_instance_s_own_total_frames_is_what_its_exhaustion_must_reach():
+    r = end(1, "exhaust", "collector.2", result={"batches": 8, "frames": 512},
+            probe=actors(**{"collector.2": "DEAD"}))
+    built = end(0, "construct", "collector.2", args={"total_frames": 128})
+    assert judge(run_of([built, r]))["batch_counts"] == [
+        "op 1 (exhaust collector.2): 8 batches until total_frames=128; 2 expected "
+        "(frames_per_batch=64)", "op 1 (exhaust collector.2): 512 frames collected; "
+        "total_frames is 128"]
+    r = end(1, "exhaust", "collector.2", probe=actors(**{"collector.2": "ALIVE"}),
+            result={"batches": 2, "frames": 128})
+    assert judge(run_of([built, r]))["exhaustion_auto_shutdown"] == [
+        "op 1 (exhaust collector.2): collector.2 actor collecto still ALIVE after exhaustion"]
