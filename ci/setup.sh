@@ -7,6 +7,9 @@
 # RLC_EXTRAS=jobs the jobs extra (ci/jobs.lock: ray[default]'s pieces for
 # `python -m conformance job`) into $VENV/jobs-site, a directory that is not on
 # the venv's path (measured: importable, they make each ray.init slower).
+# RLC_EXTRAS=mutation the mutation extra (ci/mutation.lock: cosmic-ray and
+# coverage.py, for `python -m conformance mutate`) into $VENV/mutation-site,
+# off the venv's path for the same reason (cosmic-ray needs aiohttp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -19,12 +22,14 @@ done
 LOCKS="$LOCKS$EXTRAS"
 JOBS=""
 if [[ ",${RLC_EXTRAS:-}," == *",jobs,"* ]]; then JOBS="ci/jobs.lock"; fi
+MUTATION=""
+if [[ ",${RLC_EXTRAS:-}," == *",mutation,"* ]]; then MUTATION="ci/mutation.lock"; fi
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "ci/setup.sh: creating $VENV" >&2
   "$PY" -m venv "$VENV"
 fi
 STAMP="$VENV/.rlc-installed"
-WANT="$(cat $LOCKS $JOBS | sha256sum | cut -d' ' -f1)"
+WANT="$(cat $LOCKS $JOBS $MUTATION | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   echo "ci/setup.sh: installing pinned dependencies ($LOCKS)" >&2
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
@@ -46,6 +51,11 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
     rm -rf "$VENV/jobs-site"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
       --target "$VENV/jobs-site" -r "$JOBS"
+  fi
+  if [[ -n "$MUTATION" ]]; then
+    rm -rf "$VENV/mutation-site"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --target "$VENV/mutation-site" -r "$MUTATION"
   fi
   echo "$WANT" > "$STAMP"
 fi
