@@ -29,7 +29,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   "$PY" -m venv "$VENV"
 fi
 STAMP="$VENV/.rlc-installed"
-WANT="$(cat $LOCKS $JOBS $MUTATION | sha256sum | cut -d' ' -f1)"
+WANT="$(cat $LOCKS $JOBS | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   echo "ci/setup.sh: installing pinned dependencies ($LOCKS)" >&2
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
@@ -52,10 +52,17 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
       --target "$VENV/jobs-site" -r "$JOBS"
   fi
-  if [[ -n "$MUTATION" ]]; then
+  echo "$WANT" > "$STAMP"
+fi
+# The mutation extra has its own stamp: asking for it (or not) never reinstalls the venv.
+if [[ -n "$MUTATION" ]]; then
+  MSTAMP="$VENV/mutation-site/.rlc-installed"
+  MWANT="$(sha256sum < "$MUTATION" | cut -d' ' -f1)"
+  if [[ "$(cat "$MSTAMP" 2>/dev/null)" != "$MWANT" ]]; then
+    echo "ci/setup.sh: installing the mutation extra ($MUTATION) into $VENV/mutation-site" >&2
     rm -rf "$VENV/mutation-site"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
       --target "$VENV/mutation-site" -r "$MUTATION"
+    echo "$MWANT" > "$MSTAMP"
   fi
-  echo "$WANT" > "$STAMP"
 fi

@@ -1,0 +1,148 @@
+"""Mutation analysis (``python -m conformance mutate``): the operators, the
+annotation filter, the scenario selection, the kill confirmation, and the
+committed results: every module of impl/ covered, every survivor answered
+once, the score not below its recorded floor.
+
+cosmic-ray lives in ``$VENV/mutation-site`` (``RLC_EXTRAS=mutation``), off
+the venv's path: a test puts it on ``sys.path`` only while it runs. What it
+imports stays imported (aiohttp among them); Ray's dashboard check is not
+affected (measured: ``ray.dashboard.optional_deps`` also needs aiohttp_cors,
+opencensus, prometheus_client, none of them there).
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.mutation.runner import needs_confirmation
+from fixtures.rayenv import REPO_ROOT
+
+SITE = Path(sys.prefix) / "mutation-site"
+PLUGINS = REPO_ROOT / "conformance" / "mutation" / "plugins"
+RESULTS = REPO_ROOT / "ci" / "results" / "mutation"
+WANTED = "mutation" in os.environ.get("RLC_EXTRAS", "").split(",")
+
+
+@pytest.fixture
+def cosmic_ray_path(monkeypatch):
+    if not (SITE / "cosmic_ray").is_dir():
+        if WANTED:
+            pytest.fail(f"RLC_EXTRAS names mutation but {SITE} has no cosmic_ray")
+        pytest.skip("the mutation extra is not installed (RLC_EXTRAS=mutation bash ci/setup.sh)")
+    monkeypatch.syspath_prepend(str(SITE))
+    monkeypatch.syspath_prepend(str(PLUGINS))
+
+
+def test_lifecycle_operators_mutate_as_their_examples_say(cosmic_ray_path):
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator, operator_names
+
+    from conformance.mutation import operators
+
+    assert {f"rlc/{name}" for name in operators.OPERATORS} <= set(operator_names())
+    for name in operators.OPERATORS:
+        op = get_operator(f"rlc/{name}")
+        for example in op.examples():
+            got = mutate_code(example.pre_mutation_code, op(), example.occurrence)
+            assert (example.pre_mutation_code if got is None else got) == example.post_mutation_code, name
+
+
+def test_teardown_statement_deletion_hits_only_teardown_functions(cosmic_ray_path):
+    from cosmic_ray.mutating import mutate_code
+
+    from conformance.mutation.operators import DeleteTeardownStatement
+
+    code = ('def shutdown(self):\n    """Doc."""\n    self.stop()\n    return x\n'
+            'def sample(self):\n    self.stop()\n')
+    mutants = [mutate_code(code, DeleteTeardownStatement(), k) for k in range(3)]
+    assert mutants[0] == code.replace("    self.stop()\n    return", "    pass\n    return", 1)
+    assert mutants[1] == code.replace("    return x\n", "    pass\n")
+    assert mutants[2] is None  # sample() is no teardown; the docstring stays
+
+
+def test_annotations_are_recognised_and_expressions_are_not(cosmic_ray_path):
+    import parso
+
+    from conformance.mutation.filters import in_annotation
+
+    code = ("from __future__ import annotations\n"
+            "def f(a: dict | None = x | y, *, b: int = 1) -> list | None:\n"
+            "    c: int | None = d | e\n"
+            "    return a | b\n")
+    tree = parso.parse(code)
+    leaf = tree.get_leaf_for_position
+    assert in_annotation(leaf((2, 14)))  # a: dict | None
+    assert not in_annotation(leaf((2, 25)))  # = x | y, a default
+    assert in_annotation(leaf((2, 52)))  # -> list | None
+    assert in_annotation(leaf((3, 11)))  # c: int | None
+    assert not in_annotation(leaf((3, 20)))  # = d | e
+    assert not in_annotation(leaf((4, 13)))  # return a | b
+
+
+def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_ray_path):
+    from conformance.mutation.distributor import Selection
+
+    coverage = {"baseline": {
+        "order/local/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 5.0, "fixture": "local"},
+        "order/multinode/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 3.0,
+                                                                "fixture": "multinode"},
+        "exhaustion/multinode/user/async": {"verdict": "pass", "duration": 2.0, "fixture": "multinode"},
+        "double_close/multinode/user/buffer-twice": {"verdict": "fail", "duration": 1.0, "fixture": "multinode"},
+    }, "lines": {"impl/x.py": {"10": ["order/local/user/collector>buffer>evaluator>ray",
+                                      "order/multinode/user/collector>buffer>evaluator>ray",
+                                      "exhaustion/multinode/user/async",
+                                      "double_close/multinode/user/buffer-twice"]}}}
+    selection = Selection(coverage, "full")
+    found = selection.covering("impl/x.py", 9, 10)
+    assert "double_close/multinode/user/buffer-twice" not in found  # fails on the reference: kills nothing
+    assert selection.order("impl/x.py", 10, found) == [
+        "exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
+        "order/local/user/collector>buffer>evaluator>ray"]
+    selection.kills.append(("impl/x.py", 14, "order/local/user/collector>buffer>evaluator>ray"))
+    assert selection.order("impl/x.py", 10, found)[0] == "order/local/user/collector>buffer>evaluator>ray"
+    assert selection.order("impl/y.py", 10, found)[0] == "exhaustion/multinode/user/async"
+
+
+def test_a_timing_failure_is_confirmed_before_it_counts_as_a_kill():
+    assert needs_confirmation("fail", ["teardown_within_bound"])
+    assert needs_confirmation("hang", ["no_hang"])
+    assert needs_confirmation("error", [])
+    assert not needs_confirmation("fail", ["calls_succeed", "no_leftover_actor"])
+    assert not needs_confirmation("crash", ["no_crash"])
+
+
+def test_committed_results_cover_every_module_of_impl():
+    rows = json.loads((RESULTS / "mutants-quick.json").read_text())
+    modules = {r["module"] for r in rows}
+    excluded = {"impl/bench.py"}  # ci/mutation.toml says why
+    assert modules == {f"impl/{p.name}" for p in (REPO_ROOT / "impl").glob("*.py")} - excluded
+
+
+def test_every_survivor_has_exactly_one_answer():
+    from conformance.mutation.report import load_answers
+
+    answers = load_answers(RESULTS / "answers.txt")
+    keys = [line.split("  ", 1)[0] for line in (RESULTS / "answers.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert len(keys) == len(set(keys)), "a mutant answered twice"
+    survivors = set()
+    for profile in ("quick", "full"):
+        path = RESULTS / f"mutants-{profile}.json"
+        if path.exists():
+            survivors |= {r["key"] for r in json.loads(path.read_text()) if r["outcome"] == "survived"}
+    assert survivors <= set(answers), f"unanswered survivors: {sorted(survivors - set(answers))[:5]}"
+    assert set(answers) <= survivors, f"answers of no survivor: {sorted(set(answers) - survivors)[:5]}"
+
+
+def test_the_committed_score_is_not_below_its_floor():
+    """A floor only rises; lowering one needs its reason in the results'
+    README, under "Score drops", naming the profile and the new floor."""
+    scores = json.loads((RESULTS / "score.json").read_text())
+    floors = json.loads((RESULTS / "floor.json").read_text())
+    readme = (RESULTS / "README.md").read_text()
+    for profile, floor in floors.items():
+        assert scores[profile]["all"]["score"] >= floor["score"], (profile, scores[profile]["all"], floor)
+        if floor.get("lowered"):
+            assert f"floor {profile} {floor['score']}" in readme.split("## Score drops", 1)[-1], profile
