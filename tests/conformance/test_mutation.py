@@ -146,3 +146,19 @@ def test_the_committed_score_is_not_below_its_floor():
         assert scores[profile]["all"]["score"] >= floor["score"], (profile, scores[profile]["all"], floor)
         if floor.get("lowered"):
             assert f"floor {profile} {floor['score']}" in readme.split("## Score drops", 1)[-1], profile
+
+
+def test_mutants_inside_a_logger_call_are_recognised(cosmic_ray_path):
+    import parso
+
+    from conformance.mutation.filters import in_log_call
+
+    code = ("def f(x):\n"
+            "    if x > 1:\n"
+            "        logger.warning('%s: %d left', x, len(x) + 1)\n"
+            "    return x + 1\n")
+    leaf = parso.parse(code).get_leaf_for_position
+    assert in_log_call(leaf((3, 8)))  # the whole call (a deleted statement)
+    assert in_log_call(leaf((3, 47)))  # len(x) + 1 in its arguments
+    assert not in_log_call(leaf((2, 9)))  # the condition around it
+    assert not in_log_call(leaf((4, 13)))  # return x + 1
