@@ -66,10 +66,12 @@ def cmd_init(args) -> int:
 
     from conformance.mutation.filters import EquivalentFilter
 
-    db = Path(args.session or session_path("quick"))
+    db = Path(args.session or session_path(args.profile))
     db.parent.mkdir(parents=True, exist_ok=True)
     if db.exists():
         raise SystemExit(f"error: {db} exists: `mutate run` resumes it; remove it to start again")
+    if args.profile == "full":
+        return init_full(db)
     os.chdir(REPO_ROOT)  # cosmic-ray's module paths are relative
     for step in (lambda: cosmic_ray(["init", str(CONFIG), str(db)]),
                  lambda: OperatorsFilter().main([str(db), str(CONFIG)]),
@@ -77,6 +79,27 @@ def cmd_init(args) -> int:
         code = step()
         if code:
             return int(code)
+    print(counts(db))
+    return 0
+
+
+def init_full(db: Path) -> int:
+    """The full profile's session: the quick one's mutants, those it killed
+    kept killed (quick is part of full), its survivors pending again; ``run
+    --profile full`` gives them only the scenarios quick does not have."""
+    import shutil
+
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    quick = session_path("quick")
+    with use_db(str(quick), WorkDB.Mode.open) as work_db:
+        if work_db.num_work_items != work_db.num_results:
+            raise SystemExit(f"error: {quick} has pending mutants: finish the quick profile first")
+    shutil.copyfile(quick, db)
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # cosmic-ray's WorkDB has no call to forget a result
+        conn.execute("delete from work_results where test_outcome = 'SURVIVED'")
     print(counts(db))
     return 0
 
@@ -296,6 +319,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("canary", help="prove the mutant on disk is what drivers and actors run")
     p.set_defaults(func=cmd_canary)
     p = sub.add_parser("init", help="a new cosmic-ray session of every mutant of impl/")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"),
+                   help="full: from the finished quick session, its survivors pending again")
     p.add_argument("--session", help=f"the session database (default {session_path('quick')})")
     p.set_defaults(func=cmd_init)
     p = sub.add_parser("run", help="run (or resume) the session's pending mutants")

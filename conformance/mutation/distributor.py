@@ -60,6 +60,8 @@ class Selection:
 
     def __init__(self, coverage: dict, profile: str):
         ids = {s.id for s in catalog.scenarios(("local", "multinode"), profile)}
+        if profile == "full":  # its pending mutants are the quick profile's survivors
+            ids -= {s.id for s in catalog.scenarios(("local", "multinode"), "quick")}
         self.baseline = {sid: b for sid, b in coverage["baseline"].items()
                          if b["verdict"] == "pass" and sid in ids}
         self.lines = coverage["lines"]
