@@ -54,7 +54,10 @@ def cmd_coverage(args) -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
-    result = measure(args.profile, out, scenario_filter=args.scenario)
+    reuse = None
+    if args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
+        reuse = json.loads((RESULTS / "coverage-quick.json").read_text())  # run only full-only ones
+    result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
     print(f"coverage of {len(result['baseline'])} scenarios in {result['seconds']} s: {out}")
     return 0
 

@@ -45,8 +45,10 @@ def hook_dir(scratch: str) -> str:
     return path
 
 
-def measure(profile: str, out: str, scenario_filter=None, log=print) -> dict:
-    """Run the profile under coverage; write and return the map."""
+def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict | None = None) -> dict:
+    """Run the profile under coverage; write and return the map. ``reuse``:
+    a map measured before (the quick profile's, for the full one) whose
+    scenarios are not run again but merged in."""
     from conformance.mutation.runner import ScenarioRunner
 
     scratch = tempfile.mkdtemp(prefix="rlc-coverage-")
@@ -60,6 +62,8 @@ def measure(profile: str, out: str, scenario_filter=None, log=print) -> dict:
     scenarios = catalog.scenarios(("local", "multinode"), profile)
     if scenario_filter:
         scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, p) for p in scenario_filter)]
+    if reuse:
+        scenarios = [s for s in scenarios if s.id not in reuse["baseline"]]
     runner = ScenarioRunner(entry=("conformance.mutation.covdriver", "main"))
     baseline, jobs = {}, {}
     started = time.monotonic()
@@ -74,8 +78,14 @@ def measure(profile: str, out: str, scenario_filter=None, log=print) -> dict:
             log(f"[{k}/{len(scenarios)}] {entry['verdict']:5} {entry['duration']:6.1f}s {scenario.id}")
     finally:
         runner.close()
+    lines = attribute(data_dir, jobs)
+    if reuse:
+        baseline = {**reuse["baseline"], **baseline}
+        for module, per in reuse["lines"].items():
+            for line, ids in per.items():
+                lines.setdefault(module, {})[line] = sorted(set(lines.get(module, {}).get(line, [])) | set(ids))
     result = {"profile": profile, "seconds": round(time.monotonic() - started, 1),
-              "baseline": baseline, "lines": attribute(data_dir, jobs)}
+              "baseline": baseline, "lines": lines}
     with open(out, "w") as f:
         json.dump(result, f, indent=0, sort_keys=True)
     return result
