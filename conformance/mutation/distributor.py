@@ -16,7 +16,9 @@ mutant:
 3. **Mutation**: cosmic-ray applies it to the file on disk
    (``use_mutation``) and puts the original back afterwards; the runner's
    drivers and Ray workers import ``impl`` from disk (``runner``).
-4. **Kill**: a scenario that passes on the reference and does not pass
+4. **Order of mutants**: pseudo-random, fixed by cosmic-ray's job ids, so
+   any prefix of a run is a uniform sample of the mutants.
+5. **Kill**: a scenario that passes on the reference and does not pass
    under the mutant. A failure whose oracles depend on timing (or a hang, or
    a harness error) is run again at once and counts only if it does not
    pass again (``runner.needs_confirmation``); a flip is noted in the
@@ -100,15 +102,18 @@ class ScenarioDistributor(Distributor):
         selection = Selection(load_json(os.environ["RLC_MUTATION_COVERAGE"]), profile)
         if os.environ.get("RLC_MUTATION_KILLS"):  # the kills of the session so far (resumed)
             selection.kills = [tuple(k) for k in load_json(os.environ["RLC_MUTATION_KILLS"])]
+        # a pseudo-random order fixed by the job ids: any prefix of a run (a
+        # chunk, a run stopped early) is a uniform sample of the mutants, so a
+        # partial score is an unbiased estimate, not the first modules' score
+        pending = sorted((item for item in pending_work if in_shard(item.job_id, shard)),
+                         key=lambda item: (zlib.crc32(item.job_id.encode()[::-1]), item.job_id))
         runner = ScenarioRunner()
         done = 0
         try:
-            for item in pending_work:
+            for item in pending:
                 if time.time() >= stop_at:
                     print(f"mutate: time is up after {done} mutant(s); rerun to resume", flush=True)
                     break
-                if not in_shard(item.job_id, shard):
-                    continue
                 started = time.monotonic()
                 result = self.one(item, selection, runner)
                 on_task_complete(item.job_id, result)
