@@ -94,7 +94,7 @@ def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_r
                                       "order/multinode/user/collector>buffer>evaluator>ray",
                                       "exhaustion/multinode/user/async",
                                       "double_close/multinode/user/buffer-twice"]}}}
-    selection = Selection(coverage, "full")
+    selection = Selection(coverage, "quick")
     found = selection.covering("impl/x.py", 9, 10)
     assert "double_close/multinode/user/buffer-twice" not in found  # fails on the reference: kills nothing
     assert selection.order("impl/x.py", 10, found) == [
@@ -162,3 +162,16 @@ def test_mutants_inside_a_logger_call_are_recognised(cosmic_ray_path):
     assert in_log_call(leaf((3, 47)))  # len(x) + 1 in its arguments
     assert not in_log_call(leaf((2, 9)))  # the condition around it
     assert not in_log_call(leaf((4, 13)))  # return x + 1
+
+
+def test_the_full_profile_runs_only_what_quick_does_not_have(cosmic_ray_path):
+    """Its pending mutants are the quick profile's survivors: they passed
+    every quick scenario covering them already."""
+    from conformance.mutation.distributor import Selection
+
+    quick_id, full_id = "exhaustion/multinode/user/async", "exhaustion/multinode/user/sync"
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
+                             for sid in (quick_id, full_id)},
+                "lines": {"impl/x.py": {"3": [quick_id, full_id]}}}
+    assert Selection(coverage, "quick").covering("impl/x.py", 3, 3) == {quick_id}
+    assert Selection(coverage, "full").covering("impl/x.py", 3, 3) == {full_id}
