@@ -69,10 +69,13 @@ class Selection:
         self.lines = coverage["lines"]
         self.kills: list = []  # (module, line, scenario id) of kills so far
 
-    def covering(self, module: str, first: int, last: int) -> set:
+    def covering(self, module: str, first: int, last: int, statement: int | None = None) -> set:
+        """Scenarios that executed a line of the mutation or the first line of
+        the statement around it (coverage.py records a statement spread over
+        lines at its first line: a parameter of a ``def``, a continued call)."""
         per = self.lines.get(module, {})
         found = set()
-        for line in range(first, last + 1):
+        for line in {*range(first, last + 1), *([statement] if statement else [])}:
             found.update(per.get(str(line), ()))
         return found & set(self.baseline)
 
@@ -84,6 +87,21 @@ class Selection:
         return sorted(scenario_ids, key=lambda sid: (
             -near.get(sid, 0), self.baseline[sid]["fixture"] != "multinode",
             self.baseline[sid]["duration"], sid))
+
+
+STATEMENTS = ("simple_stmt", "funcdef", "classdef", "decorated", "if_stmt", "while_stmt",
+              "for_stmt", "with_stmt", "try_stmt")
+
+
+def statement_line(source: str, position: tuple) -> int | None:
+    """The first line of the statement (or compound statement's header)
+    holding ``position``."""
+    import parso
+
+    node = parso.parse(source).get_leaf_for_position(tuple(position), include_prefixes=True)
+    while node is not None and node.type not in STATEMENTS:
+        node = node.parent
+    return None if node is None else node.start_pos[0]
 
 
 def killer_of(output: str | None) -> str | None:
@@ -130,7 +148,8 @@ class ScenarioDistributor(Distributor):
         (mutation,) = item.mutations
         module = str(mutation.module_path)
         first, last = mutation.start_pos[0], mutation.end_pos[0]
-        scenario_ids = selection.order(module, first, selection.covering(module, first, last))
+        statement = statement_line(Path(module).read_text(), mutation.start_pos)
+        scenario_ids = selection.order(module, first, selection.covering(module, first, last, statement))
         operator = get_operator(mutation.operator_name)(**(mutation.operator_args or {}))
         with use_mutation(Path(module), operator, mutation.occurrence) as (original, mutated):
             if mutated is None:

@@ -175,3 +175,17 @@ def test_the_full_profile_runs_only_what_quick_does_not_have(cosmic_ray_path):
                 "lines": {"impl/x.py": {"3": [quick_id, full_id]}}}
     assert Selection(coverage, "quick").covering("impl/x.py", 3, 3) == {quick_id}
     assert Selection(coverage, "full").covering("impl/x.py", 3, 3) == {full_id}
+
+
+def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosmic_ray_path):
+    from conformance.mutation.distributor import statement_line
+
+    code = ("def f(\n"
+            "    a,\n"
+            "    *,\n"
+            "    b=1,\n"
+            "):\n"
+            "    return g(a,\n"
+            "             b * 2)\n")
+    assert statement_line(code, (3, 4)) == 1  # the * of the signature: the def line runs
+    assert statement_line(code, (7, 15)) == 6  # inside a continued call: its statement's line
