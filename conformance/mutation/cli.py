@@ -193,7 +193,9 @@ def cmd_run(args) -> int:
     from cosmic_ray.cli import main as cosmic_ray
     from cosmic_ray.work_db import WorkDB, use_db
 
-    from conformance.mutation.distributor import killer_of
+    import sqlite3
+
+    from conformance.mutation.distributor import SHALLOW, killer_of
 
     db = Path(args.session or session_path(args.profile))
     if not db.exists():
@@ -211,19 +213,25 @@ def cmd_run(args) -> int:
     except BlockingIOError:
         raise SystemExit("error: another mutation run writes mutants into this tree; run "
                          "another shard from another copy (git worktree add) with --session")
-    kills = []
+    kills, shallow = [], {}
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         for item, result in work_db.completed_work_items:
             killer = killer_of(result.output)
             if killer:
                 m = item.mutations[0]
                 kills.append((str(m.module_path), m.start_pos[0], killer))
+            elif args.deep and (result.output or "").startswith(SHALLOW):
+                shallow[item.job_id] = result.output.splitlines()[1].split()[1:]
+    if shallow:  # pending again, with what they passed already
+        with sqlite3.connect(db) as conn:
+            conn.executemany("delete from work_results where job_id = ?", [(j,) for j in shallow])
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(kills, f)
+        json.dump({"kills": kills, "shallow": shallow}, f)
     os.environ.update({
         "RLC_MUTATION_PROFILE": args.profile, "RLC_MUTATION_COVERAGE": str(coverage),
         "RLC_MUTATION_KILLS": f.name, "RLC_MUTATION_SHARD": args.shard or "",
         "RLC_MUTATION_STOP_AT": str(time.time() + 60 * args.minutes) if args.minutes else "",
+        "RLC_MUTATION_BUDGET": str(args.budget or 0),
     })
     os.chdir(REPO_ROOT)
     started = time.monotonic()
@@ -333,6 +341,10 @@ def main(argv=None) -> int:
     p.add_argument("--shard", metavar="I/N", help="only the mutants of shard I of N (run each shard "
                    "in its own copy of the tree, all on one --session)")
     p.add_argument("--minutes", type=float, help="start no mutant after this many minutes")
+    p.add_argument("--budget", type=int, help="a first pass: at most this many scenarios per mutant "
+                   "(its survivors are shallow: the score a lower bound)")
+    p.add_argument("--deep", action="store_true", help="the shallow survivors again, with the "
+                   "covering scenarios they did not run")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="write ci/results/mutation/ from the sessions")
     p.add_argument("--quick-session")
