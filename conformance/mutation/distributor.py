@@ -66,6 +66,10 @@ def shallow_passed(job_id: str) -> set:
     return _SHALLOW_PASSED.get(job_id, set())
 
 
+class TimeUp(Exception):
+    """The run's time is up in the middle of a mutant: it stays pending."""
+
+
 def in_shard(job_id: str, shard: str | None) -> bool:
     if not shard:
         return True
@@ -151,7 +155,12 @@ class ScenarioDistributor(Distributor):
                     print(f"mutate: time is up after {done} mutant(s); rerun to resume", flush=True)
                     break
                 started = time.monotonic()
-                result = self.one(item, selection, runner)
+                try:
+                    result = self.one(item, selection, runner, stop_at)
+                except TimeUp:
+                    print(f"mutate: time is up in a mutant, left pending, after {done} mutant(s); "
+                          f"rerun to resume", flush=True)
+                    break
                 on_task_complete(item.job_id, result)
                 done += 1
                 mutation = item.mutations[0]
@@ -162,7 +171,7 @@ class ScenarioDistributor(Distributor):
         finally:
             runner.close()
 
-    def one(self, item, selection: Selection, runner: ScenarioRunner) -> WorkResult:
+    def one(self, item, selection: Selection, runner: ScenarioRunner, stop_at: float) -> WorkResult:
         (mutation,) = item.mutations
         module = str(mutation.module_path)
         first, last = mutation.start_pos[0], mutation.end_pos[0]
@@ -182,6 +191,8 @@ class ScenarioDistributor(Distributor):
             budget = int(os.environ.get("RLC_MUTATION_BUDGET") or 0)
             flips = []
             for k, sid in enumerate(todo, 1):
+                if time.time() >= stop_at:
+                    raise TimeUp()
                 if budget and k > budget:
                     lines = [f"{SHALLOW}{budget} of {len(scenario_ids)} covering scenario(s) passed",
                              f"passed: {' '.join(sorted(passed_before | set(todo[:budget])))}", *flips]
