@@ -56,7 +56,9 @@ def cmd_coverage(args) -> int:
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
     reuse = None
     if args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
-        reuse = json.loads((RESULTS / "coverage-quick.json").read_text())  # run only full-only ones
+        from conformance.mutation.coverage_map import load
+
+        reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
     result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
     print(f"coverage of {len(result['baseline'])} scenarios in {result['seconds']} s: {out}")
     return 0

@@ -51,6 +51,7 @@ from cosmic_ray.plugins import get_operator
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
 from conformance import catalog
+from conformance.mutation import coverage_map
 from conformance.mutation.runner import ScenarioRunner, load_json
 
 #: lines: a kill within this distance in the same module puts its scenario first
@@ -137,7 +138,7 @@ class ScenarioDistributor(Distributor):
         profile = os.environ.get("RLC_MUTATION_PROFILE", "quick")
         shard = os.environ.get("RLC_MUTATION_SHARD")
         stop_at = float(os.environ.get("RLC_MUTATION_STOP_AT") or "inf")
-        selection = Selection(load_json(os.environ["RLC_MUTATION_COVERAGE"]), profile)
+        selection = Selection(coverage_map.load(os.environ["RLC_MUTATION_COVERAGE"]), profile)
         if os.environ.get("RLC_MUTATION_KILLS"):  # the kills of the session so far (resumed)
             known = load_json(os.environ["RLC_MUTATION_KILLS"])
             selection.kills = [tuple(k) for k in known["kills"]]

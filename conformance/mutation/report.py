@@ -105,7 +105,8 @@ def write(results: Path, profiles: dict, answers_path: Path, notes: dict) -> dic
     answers = load_answers(answers_path)
     scores = {}
     for profile, rows in profiles.items():
-        (results / f"mutants-{profile}.json").write_text(json.dumps(rows, indent=0) + "\n")
+        (results / f"mutants-{profile}.json").write_text(
+            "[\n" + ",\n".join(json.dumps(r, sort_keys=True) for r in rows) + "\n]\n")
         scores[profile] = {**score(rows, answers), **notes.get(profile, {})}
     (results / "score.json").write_text(json.dumps(scores, indent=1, sort_keys=True) + "\n")
     (results / "report.md").write_text(markdown(profiles, scores, answers))
