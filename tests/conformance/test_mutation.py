@@ -117,7 +117,10 @@ def test_committed_results_cover_every_module_of_impl():
     rows = json.loads((RESULTS / "mutants-quick.json").read_text())
     modules = {r["module"] for r in rows}
     excluded = {"impl/bench.py"}  # ci/mutation.toml says why
-    assert modules == {f"impl/{p.name}" for p in (REPO_ROOT / "impl").glob("*.py")} - excluded
+    # no operator applies: three exception classes, a message built by an
+    # f-string (cosmic-ray mutates no string), no condition, no teardown
+    no_site = {"impl/errors.py"}
+    assert modules | no_site == {f"impl/{p.name}" for p in (REPO_ROOT / "impl").glob("*.py")} - excluded
 
 
 def test_every_survivor_has_exactly_one_answer():
