@@ -20,6 +20,8 @@
                                                 (python -m conformance mutate --help)
   script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
                                                 operations (needs no part of this project)
+  upstream ID --impl NAME [--report R] [-o FILE] an issue body for the library's tracker
+  upstream --report R --impl NAME --out-dir DIR  ... one per cause of a report's findings
 """
 from __future__ import annotations
 
@@ -35,45 +37,21 @@ from fixtures.rayenv import RAY_ENV
 def cmd_shrink(args) -> int:
     """Run a failing scenario, then remove ops while it keeps failing the same way."""
     from conformance import catalog
-    from conformance.catalog.walks import shrink
-    from conformance.execute import run_scenario
-    from conformance.plugin import preload_modules
     from conformance.registry import load_adapter
-    from fixtures.session import SessionResources
+    from conformance.shrink import shrink_against
 
-    adapter = load_adapter(args.impl)
     scenario = catalog.load(args.scenario_id)
-    session = SessionResources(preload=preload_modules(adapter))
-    scratch = tempfile.TemporaryDirectory(prefix="rlc-shrink-")  # the runs' workdirs
-    runs = 0
-
-    def outcome(s):
-        nonlocal runs
-        runs += 1
-        workdir = os.path.join(scratch.name, f"run-{runs}")
-        entry = run_scenario(s, args.impl, adapter, session, workdir)
-        print(f"  run {runs}: {len(s.ops)} ops -> {entry['verdict']} {entry['oracles']}", flush=True)
-        return entry
-
-    try:
-        first = outcome(scenario)
-        if first["verdict"] == "pass":
-            print(f"{scenario.id} passes against {args.impl}: nothing to shrink")
-            return 0
-        want = (first["verdict"], set(first["oracles"]))
-
-        def still_fails(candidate):
-            e = outcome(candidate)
-            return e["verdict"] == want[0] and want[1] <= set(e["oracles"])
-
-        small = shrink(scenario, still_fails)
-    finally:
-        session.close()
-        scratch.cleanup()
+    found = shrink_against(scenario, args.impl, load_adapter(args.impl),
+                           log=lambda line: print(line, flush=True))
+    if found.first["verdict"] == "pass":
+        print(f"{scenario.id} passes against {args.impl}: nothing to shrink")
+        return 0
+    small = found.small
     out = args.out or "shrunk-scenario.json"
     with open(out, "w") as f:
         json.dump(small.to_dict(), f, indent=1)
-    print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {runs} runs): {small.describe()}")
+    print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {found.runs} runs): "
+          f"{small.describe()}")
     print(f"saved {out}; rerun it: python -m conformance repro {out} --impl {args.impl}")
     return 1
 
@@ -287,7 +265,24 @@ def main(argv=None) -> int:
     w.add_argument("--ray-fixture", default="local,multinode")
     w.add_argument("--scenarios-from", help="only these scenarios (one id a line)")
     w.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per column")
+    w.add_argument("--shards", type=int, default=1, metavar="N",
+                   help="run each column as N shards, merged (a stopped run resumes: a "
+                        "shard with a report is not run again)")
+    w.add_argument("--only-shard", type=int, metavar="I",
+                   help="with --shards N: run only shard I of each column, merge nothing")
     w.set_defaults(func=_lazy("releases"))
+    u = sub.add_parser("upstream", help="issue bodies for the library's tracker: one finding, "
+                                        "or every cause of a report")
+    u.add_argument("scenario_id", nargs="?", help="a catalog id (without --out)")
+    u.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
+    u.add_argument("--report", metavar="R.json",
+                   help="take the finding(s) from this report instead of running them")
+    u.add_argument("--no-shrink", action="store_true",
+                   help="write the scenario's script as it is (shrinking reruns it)")
+    u.add_argument("-o", "--out", help="write the one body here (default: stdout)")
+    u.add_argument("--out-dir", "--dir", dest="out_dir", metavar="DIR",
+                   help="with --report: one body per cause into DIR, and DIR/README.md")
+    u.set_defaults(func=_lazy("upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)

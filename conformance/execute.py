@@ -13,7 +13,7 @@ from conformance.history import History, last_phase, read_history
 from conformance.load import CpuPressure, describe as describe_load
 from conformance.verbs import deadline_of
 from conformance.oracles import Run
-from conformance.verdict import decide
+from conformance.verdict import decide, texts
 
 STDERR_TAIL = 4000
 
@@ -177,8 +177,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         after_exit=after_exit, teardown_bound=adapter.teardown_bound,
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
     )
-    verdict, violations, unknown = decide(run)
-    entry = result_entry(scenario, impl, run, verdict, violations, duration, address, unknown)
+    entry = result_entry(scenario, impl, run, decide(run), duration, address)
     entry["timings"] = phase_times(history, duration, outcome.duration)
     # from the driver's adoption (or start) to the verdict
     entry["evidence"]["cpu_pressure"] = pressure.share()
@@ -197,8 +196,8 @@ def entry(scenario, verdict: str, **fields) -> dict:
         sid, components, ops = scenario.id, list(scenario.components), scenario.describe()
     return {"id": sid, "family": family, "fixture": fixture, "owner": owner,
             "components": components, "verdict": verdict, "oracles": [], "unsupported": [],
-            "not_built": [], "not_checked": [], "unknown": [], "evidence": {}, "repro": "", "duration": 0,
-            "ops": ops, **fields}
+            "not_built": [], "not_checked": [], "unknown": [], "findings": [], "evidence": {},
+            "repro": "", "duration": 0, "ops": ops, **fields}
 
 
 def _op_notes(ops: list[dict], status: str) -> list[str]:
@@ -213,11 +212,11 @@ def skip_entry(scenario, reason: str) -> dict:
     return entry(scenario, "skip", evidence={"reason": reason})
 
 
-def result_entry(scenario, impl, run, verdict, violations, duration, address=None,
-                 unknown=None) -> dict:
+def result_entry(scenario, impl, run, decision, duration, address=None) -> dict:
+    """The report entry of a judged run (``decision``: ``verdict.decide``'s)."""
     return entry(
-        scenario, verdict,
-        oracles=sorted(violations),
+        scenario, decision.verdict,
+        oracles=sorted(decision.violations),
         # coverage: ops not done because the implementation lacks a feature
         # (unsupported), and ops on a component that was never built (e.g. a
         # constructor allowed to fail with its defaults, that did): two
@@ -229,10 +228,12 @@ def result_entry(scenario, impl, run, verdict, violations, duration, address=Non
                             for o in r["result"].get("not_checked", [])}),
         # oracles that could not answer (and "harness": what the harness failed
         # to do); any of them without a violation makes the verdict "error"
-        unknown=sorted(unknown or {}),
+        unknown=sorted(decision.unknown),
+        # every finding as data, earliest first (conformance.findings)
+        findings=[f.as_dict(oracle) for oracle, f in decision.ordered()],
         evidence={
-            "violations": violations,
-            "unknown": unknown or {},
+            "violations": texts(decision.violations),
+            "unknown": texts(decision.unknown),
             "missing": run.history.missing(),
             "history": format_history(run.history),
             "exit_code": run.exit_code,

@@ -2,9 +2,10 @@
 
     python -m conformance matrix REPORT.json [REPORT.json ...] --html OUT.html [--markdown OUT.md]
 
-Rows are scenario ids grouped by family (catalog order); columns are one per
-report, labelled with the implementation and its key versions. Each cell is
-colored by verdict; its tooltip names the failing oracles, the first
+Rows are scenario ids grouped by family (catalog order; a component-subset
+variant, ``...~no-evaluator``, in the row of the scenario it stands for,
+marked in its cell); columns are one per report, labelled with the
+implementation and its key versions. Each cell is colored by verdict; its tooltip names the failing oracles, the first
 violation and, for a known failure, the reason given in the known-failures
 file. The HTML is self-contained (inline CSS, no script, no external asset).
 """
@@ -16,6 +17,8 @@ import time
 from collections import Counter
 
 from conformance import report
+from conformance.catalog import subset_names
+from conformance.catalog.build import SUBSET_MARK, components_of
 from conformance.summary import BAD, family_order, first_violation
 
 #: verdict -> (label, Markdown mark)
@@ -78,6 +81,7 @@ td.v-crash.known { background-image: repeating-linear-gradient(135deg, transpare
 td.known::after { content: " known"; font-weight: 400; font-size: 10px; }
 td.unexpected { box-shadow: inset 0 0 0 2px #1a7f37; }
 td.unexpected::after { content: " unexpected"; font-size: 10px; }
+td.v .sub { font-weight: 400; font-size: 10px; }
 tr:hover th, tr:hover td.v { filter: brightness(.95); }
 """
 
@@ -96,9 +100,41 @@ def column_label(doc: dict) -> tuple[str, list[str]]:
     return doc["impl"], [f"{k} {versions[k]}" for k in keys]
 
 
+def row_of(docs: list[dict]) -> dict[str, str]:
+    """Scenario id -> the id of its row. A component-subset variant
+    (``order/.../collector>ray>buffer~no-evaluator``) shares the row of the
+    scenario written for every component that it stands for, when exactly
+    one such scenario is in the reports: a row reads as one scenario's
+    history across implementations and releases."""
+    full = sorted({s["id"] for d in docs for s in d["scenarios"] if SUBSET_MARK not in s["id"]})
+    out = {}
+    for doc in docs:
+        for s in doc["scenarios"]:
+            sid = s["id"]
+            if SUBSET_MARK not in sid:
+                out[sid] = sid
+                continue
+            comps = components_of(sid.split("/", 3)[-1])
+            sources = [f for f in full if sid in subset_names(f, comps)]
+            out[sid] = sources[0] if len(sources) == 1 else sid
+    return out
+
+
+def subset_mark(sid: str) -> str:
+    """The component-subset mark of an id (``~no-evaluator``), or ""."""
+    return SUBSET_MARK + sid.split(SUBSET_MARK, 1)[1] if SUBSET_MARK in sid else ""
+
+
+def cells(docs: list[dict]) -> list[dict]:
+    """Per report: row id -> its scenario entry (``row_of``)."""
+    rows_of = row_of(docs)
+    return [{rows_of[s["id"]]: s for s in d["scenarios"]} for d in docs]
+
+
 def rows(docs: list[dict]) -> list[tuple[str, list[str]]]:
-    """[(family, [scenario ids])] over all reports, in catalog order."""
-    ids = {s["id"]: s["family"] for d in docs for s in d["scenarios"]}
+    """[(family, [row ids])] over all reports, in catalog order."""
+    rows_of = row_of(docs)
+    ids = {rows_of[s["id"]]: s["family"] for d in docs for s in d["scenarios"]}
     try:
         from conformance import catalog
         fixtures = sorted({s["fixture"] for d in docs for s in d["scenarios"]})
@@ -145,7 +181,7 @@ def _tally(scenarios) -> str:
 
 def render_html(docs: list[dict], sources: list[str]) -> str:
     e = html.escape
-    index = [{s["id"]: s for s in d["scenarios"]} for d in docs]
+    index = cells(docs)
     groups = rows(docs)
     out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
            "<title>Lifecycle conformance matrix</title>", f"<style>{CSS}</style></head><body>",
@@ -187,10 +223,15 @@ def render_html(docs: list[dict], sources: list[str]) -> str:
             rest = sid[len(fam) + 1:] if sid.startswith(fam + "/") else sid
             out.append(f'<tr><th title="{e(sid)}"><span class="fam">{e(fam)}/</span>{e(rest)}</th>')
             for idx in index:
-                verdict, classes, tip = classify(idx.get(sid))
+                entry = idx.get(sid)
+                verdict, classes, tip = classify(entry)
                 label = LABELS.get(None if verdict == "none" else verdict, (verdict, ""))[0]
+                mark = subset_mark(entry["id"]) if entry else ""
+                if mark:
+                    tip = f"run as {entry['id']} (without the {mark[4:]})\n{tip}"
                 cls = " ".join(["v", f"v-{verdict}", *classes])
-                out.append(f'<td class="{cls}" title="{e(tip)}">{e(label)}</td>')
+                sub = f' <span class="sub">{e(mark)}</span>' if mark else ""
+                out.append(f'<td class="{cls}" title="{e(tip)}">{e(label)}{sub}</td>')
             out.append("</tr>")
     out += ["</tbody></table>", "</body></html>", ""]
     return "\n".join(out)
@@ -206,7 +247,7 @@ def _legend_style(cls: str) -> str:
 
 
 def render_markdown(docs: list[dict]) -> str:
-    index = [{s["id"]: s for s in d["scenarios"]} for d in docs]
+    index = cells(docs)
     heads = []
     for doc in docs:
         impl, versions = column_label(doc)
@@ -215,7 +256,9 @@ def render_markdown(docs: list[dict]) -> str:
            "Generated by `python -m conformance matrix`; do not edit by hand. "
            "✅ pass · ❌ fail · 💥 crash · ⏳ hang · ⚠ error (the harness could not observe it) · "
            "🛠️ setup-error · ⏭️ skip · – not run; "
-           "*(known)*: listed in the known-failures file; *(unexpected)*: listed but passed.", "",
+           "*(known)*: listed in the known-failures file; *(unexpected)*: listed but passed; "
+           "*~no-evaluator*: run without that component (the implementation lacks it), "
+           "as the row's scenario written for every component.", "",
            "| scenario | " + " | ".join(h.replace("|", "\\|") for h in heads) + " |",
            "| --- |" + " :---: |" * len(docs)]
     for fam, members in rows(docs):
@@ -226,11 +269,11 @@ def render_markdown(docs: list[dict]) -> str:
                            if got else "–")
         out.append(f"| **{fam}** | " + " | ".join(tallies) + " |")
         for sid in members:
-            cells = []
+            row = []
             for idx in index:
                 entry = idx.get(sid)
                 if entry is None:
-                    cells.append("–")
+                    row.append("–")
                     continue
                 verdict, classes, _ = classify(entry)
                 label, mark = LABELS.get(verdict, (verdict, ""))
@@ -241,8 +284,10 @@ def render_markdown(docs: list[dict]) -> str:
                     text += " *(known)*"
                 if "unexpected" in classes:
                     text += " *(unexpected)*"
-                cells.append(text.replace("|", "\\|"))
-            out.append(f"| `{sid}` | " + " | ".join(cells) + " |")
+                if subset_mark(entry["id"]):
+                    text += f" *{subset_mark(entry['id'])}*"
+                row.append(text.replace("|", "\\|"))
+            out.append(f"| `{sid}` | " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -1,20 +1,24 @@
 """Oracles: one function per lifecycle rule, each judging a recorded run.
 
-An oracle takes a :class:`Run` and returns a list of findings (empty: the
-rule holds, or does not apply to this run). A finding is a violation (a
-plain ``str``) or an :class:`Unknown`: the rule could not be judged because
-what it needs was not observed (a probe that raised or timed out, a GCS that
-did not answer). As in Jepsen's checkers, unknown is never valid: a run with
-an unknown finding and no violation gets the ``error`` verdict, never
-``pass``. ``judge`` runs each oracle "safely": an oracle that raises is
-unknown too (Jepsen's ``check-safe``). Oracles never execute anything.
+An oracle takes a :class:`Run` and returns a list of findings
+(:class:`conformance.findings.Finding`; empty: the rule holds, or does not
+apply to this run), written with the helpers of ``conformance.findings``
+(``at(r, "raised X")`` for op record r). A finding is a violation, or
+``unknown``: the rule could not be judged because what it needs was not
+observed (a probe that raised or timed out, a GCS that did not answer). As
+in Jepsen's checkers, unknown is never valid: a run with an unknown finding
+and no violation gets the ``error`` verdict, never ``pass``. ``judge`` runs
+each oracle "safely": an oracle that raises, or returns anything but
+findings, is unknown too (Jepsen's ``check-safe``). Oracles never execute
+anything.
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from conformance.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
 from conformance.history import HARNESS_EXIT_CODE, RAY_THREAD_MODULES, History
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
@@ -31,10 +35,6 @@ BOUND_SLACK = 0.25
 USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
 #: verbs whose raise a rule of their own judges (see ``calls_succeed``)
 JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "construct", "use", "peer"}
-
-
-class Unknown(str):
-    """A finding that says: this rule could not be judged here, and why."""
 
 
 @dataclass
@@ -70,12 +70,6 @@ class Run:
         return Spec.for_scenario(self.scenario)
 
 
-def _label(r: dict) -> str:
-    op = r["op"]
-    tgt = f" {op['target']}" if op.get("target") else ""
-    return f"op {r['i']} ({op['verb']}{tgt})"
-
-
 def _construct_args(run: Run, component: str) -> dict:
     for r in run.op_records("construct", component):
         return r["op"].get("args", {})
@@ -91,32 +85,44 @@ def _constructed(run: Run) -> set:
     return {r["op"]["target"] for r in run.op_records("construct") if r["status"] == "ok"}
 
 
-def _field(record: dict | None, key: str, what: str):
-    """``record[key]`` of a probe record, or an :class:`Unknown` naming ``what``
-    probe is missing, raised, or lacks the field."""
+def _field(record: dict | None, key: str, what: str, op: int | None, time: float | None):
+    """``record[key]`` of a probe record, or an unknown :class:`Finding`
+    naming ``what`` probe is missing, raised, or lacks the field."""
     if record is None:
-        return Unknown(f"no {what} was recorded")
+        return unknown_in_run(f"no {what} was recorded", time, op)
     if record.get("error"):
         e = record["error"]
-        return Unknown(f"the {what} raised {e['type']}: {e['message'][:200]}")
+        return unknown_in_run(f"the {what} raised {e['type']}: {e['message'][:200]}", time, op)
     if key not in record:
-        return Unknown(f"the {what} has no {key!r}")
+        return unknown_in_run(f"the {what} has no {key!r}", time, op)
     return record[key]
 
 
+def unobserved(value) -> bool:
+    """``value`` (from :func:`probe_of` or :func:`final_of`) is the unknown
+    finding that stands for a fact the probe did not give."""
+    return isinstance(value, Finding)
+
+
 def probe_of(r: dict, key: str):
-    """``r``'s probe field ``key``, or an :class:`Unknown` saying why it is missing."""
-    return _field(r.get("probe"), key, f"probe after {_label(r)}")
+    """``r``'s probe field ``key``, or an unknown finding saying why it is missing."""
+    return _field(r.get("probe"), key, f"probe after {label(r)}", r["i"], r.get("t"))
 
 
 def final_of(run: Run, key: str):
-    """The final probe's field ``key``, or an :class:`Unknown`."""
-    return _field(run.history.final, key, "final probe")
+    """The final probe's field ``key``, or an unknown finding."""
+    final = run.history.final
+    return _field(final, key, "final probe", None, (final or {}).get("t"))
 
 
-def _unknown_state(where: str, comp: str, aid: str, st: dict) -> Unknown:
-    return Unknown(f"{where}: state of {comp} actor {aid[:8]} unknown "
-                   f"({str(st.get('error') or 'not observed')[:200]})")
+def final_time(run: Run) -> float | None:
+    """The history time of the final probe (None: there is none)."""
+    return (run.history.final or {}).get("t")
+
+
+def _unknown_state(r: dict, comp: str, aid: str, st: dict) -> Finding:
+    return unknown_at(r, f": state of {comp} actor {aid[:8]} unknown "
+                         f"({str(st.get('error') or 'not observed')[:200]})")
 
 
 # -- where the driver was: the implementation's, or the harness's ---------------------
@@ -137,7 +143,7 @@ def position_text(run: Run) -> str:
     where, i = run.history.position()
     n = len(run.scenario.ops)
     if where == "op":
-        return f"in {_label(run.history.begins[i])}, op {i + 1} of {n}"
+        return f"in {label(run.history.begins[i])}, op {i + 1} of {n}"
     if where == "probe":
         return f"in the harness's probe after op {i} of {n}"
     if where == "between":
@@ -145,6 +151,16 @@ def position_text(run: Run) -> str:
     return {"start": "before the scenario started", "final": "in the harness's final probe",
             "before-exit": "after the final probe, before the exit",
             "exit": "in the interpreter exit"}[where]
+
+
+def stop_point(run: Run) -> tuple[int | None, float | None]:
+    """The op (if any) and the history time where the history stops: what a
+    finding about the driver's end (a crash, a hang) is ordered by."""
+    where, i = run.history.position()
+    last = next((r for r in reversed(run.history.records)
+                 if r.get("phase") and r.get("phase") != "harness-error"), None)
+    op = i if where in ("op", "probe", "between") else None
+    return op, (last or {}).get("t")
 
 
 WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.M)
@@ -163,40 +179,44 @@ def _ended_early(run: Run) -> bool:
 
 # -- process-level rules ------------------------------------------------------
 
-def no_crash(run: Run) -> list[str]:
+def no_crash(run: Run) -> list[Finding]:
     """The driver neither died by a signal, nor exited non-zero by itself,
     nor printed Ray's "Check failed" abort, nor stopped inside an operation
     of the implementation. (A signal or an exit code comes from native code
     or the implementation's threads, never from the harness's Python: it is a
     crash wherever the driver was.)"""
     out = []
+    op, time = stop_point(run)
     if run.signal and not run.hung:
-        out.append(f"driver killed by signal {run.signal} {position_text(run)}")
+        out.append(in_run(f"driver killed by signal {run.signal} {position_text(run)}", time, op))
     elif run.exit_code not in (0, None, HARNESS_EXIT_CODE) and not run.hung \
             and not watchdog_fired(run):
-        out.append(f"driver exited with code {run.exit_code} {position_text(run)}")
+        out.append(in_run(f"driver exited with code {run.exit_code} {position_text(run)}",
+                          time, op))
     elif _ended_early(run) and in_implementation(run):
-        out.append(f"driver exited 0 {position_text(run)}: the scenario stopped there")
+        out.append(in_run(f"driver exited 0 {position_text(run)}: the scenario stopped there",
+                          time, op))
     for line in run.stderr.splitlines():
         if "Check failed" in line:
-            out.append(f"stderr: {line.strip()[:300]}")
+            out.append(in_run(f"stderr: {line.strip()[:300]}"))
             break
     return out
 
 
-def no_hang(run: Run) -> list[str]:
+def no_hang(run: Run) -> list[Finding]:
     """No operation of the implementation, and not the interpreter exit,
     passed its deadline (a harness step that hangs is an ``error``)."""
     if not (run.hung or watchdog_fired(run)) or not in_implementation(run):
         return []
     u = run.history.unfinished
     if u is not None:
-        return [f"{_label(u)} did not return within {u.get('deadline')}s"]
-    bound = (run.history.exiting or {}).get("bound")
-    return [f"the interpreter exit did not finish within {bound}s"]
+        return [at(u, f"did not return within {u.get('deadline')}s")]
+    exiting = run.history.exiting or {}
+    return [in_run(f"the interpreter exit did not finish within {exiting.get('bound')}s",
+                   exiting.get("t"))]
 
 
-def clean_stderr(run: Run) -> list[str]:
+def clean_stderr(run: Run) -> list[Finding]:
     """No traceback or ignored exception printed by the driver itself
     (lines forwarded from Ray workers start with "(" and are not judged)."""
     out = []
@@ -205,31 +225,32 @@ def clean_stderr(run: Run) -> list[str]:
         if s.startswith("("):
             continue
         if s.startswith("Traceback (most recent call last)") or s.startswith("Exception ignored"):
-            out.append(f"stderr: {s[:200]}")
+            out.append(in_run(f"stderr: {s[:200]}"))
     return out[:3]
 
 
-def no_leftover_process(run: Run) -> list[str]:
+def no_leftover_process(run: Run) -> list[Finding]:
     """No process of the driver outlives it, and no actor Ray reports DEAD
     still has a running process (a zombie actor, ray-project/ray#52322)."""
-    out = [f"process left running after the driver exited: {p}" for p in run.leftover]
+    out = [in_run(f"process left running after the driver exited: {p}") for p in run.leftover]
     if run.leftover and run.history.missing() and not in_implementation(run):
         # the driver stopped in the harness's code: Ray's own cleanup never ran
-        out = [Unknown(f"{m}, after the driver stopped {position_text(run)}") for m in out]
+        out = [replace(f, text=f"{f.text}, after the driver stopped {position_text(run)}",
+                       unknown=True) for f in out]
     zombies = final_of(run, "zombie_pids")
-    if isinstance(zombies, Unknown):
+    if unobserved(zombies):
         return out + [zombies] if run.history.final is not None else out
     for aid, pid in zombies.items():
         comp = next((r["op"]["target"] for r in run.op_records("construct")
                      for a in created_actors(r) if a["id"] == aid), "?")
-        out.append(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
-                   f"(pid {pid}) is still running")
+        out.append(in_run(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
+                          f"(pid {pid}) is still running", final_time(run)))
     return out
 
 
 # -- every op -------------------------------------------------------------------
 
-def calls_succeed(run: Run) -> list[str]:
+def calls_succeed(run: Run) -> list[Finding]:
     """Every call of the implementation the scenario does not expect to fail
     returns without raising (iterate, start, wait_frames, sample, extend,
     submit, poll, ray_shutdown, drop; the other verbs have rules of their own)."""
@@ -242,11 +263,11 @@ def calls_succeed(run: Run) -> list[str]:
         if v.expects_raise(_op(r)):
             continue
         e = r.get("error") or {}
-        out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+        out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
     return out
 
 
-def harness_steps_succeed(run: Run) -> list[str]:
+def harness_steps_succeed(run: Run) -> list[Finding]:
     """Every step of the harness did what the scenario says (a kill that could
     not be injected, a name lookup the GCS did not answer): otherwise the run
     was not observed as written, and the verdict is ``error``."""
@@ -255,8 +276,8 @@ def harness_steps_succeed(run: Run) -> list[str]:
         v = VERBS.get(r["op"]["verb"])
         if v is not None and v.party == HARNESS and r["status"] == "raised":
             e = r.get("error") or {}
-            out.append(Unknown(f"{_label(r)}: the harness could not do it: {e.get('type')}: "
-                               f"{str(e.get('message'))[:300]}"))
+            out.append(unknown_at(r, f": the harness could not do it: {e.get('type')}: "
+                                     f"{str(e.get('message'))[:300]}"))
     return out
 
 
@@ -268,27 +289,25 @@ def _op(r: dict):
 
 # -- teardown rules --------------------------------------------------------------
 
-def teardown_never_raises(run: Run) -> list[str]:
+def teardown_never_raises(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["status"] != "ok":
                 e = c["error"]
-                out.append(f"{_label(r)} raised {e['type']}: {e['message'][:200]}")
+                out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
         if r["status"] == "raised" and not r.get("result", {}).get("calls"):
             e = r["error"]
-            out.append(f"{_label(r)} raised {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
     return out
 
 
-def teardown_within_bound(run: Run) -> list[str]:
+def teardown_within_bound(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["duration"] > run.teardown_bound + BOUND_SLACK:
-                out.append(
-                    f"{_label(r)} took {c['duration']:.2f}s (bound {run.teardown_bound}s)"
-                )
+                out.append(at(r, f"took {c['duration']:.2f}s (bound {run.teardown_bound}s)"))
     return out
 
 
@@ -301,30 +320,30 @@ def _closed_components(run: Run) -> set:
     return closed
 
 
-def own_actors_dead_after_teardown(run: Run) -> list[str]:
+def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("teardown"):
         comp = r["op"]["target"]
         if r["status"] != "ok":
             continue
         actors = probe_of(r, "actors")
-        if isinstance(actors, Unknown):
+        if unobserved(actors):
             out.append(actors)
             continue
         non_owner = _construct_args(run, comp).get("connect")
         built = [r2 for r2 in run.op_records("construct", comp) if r2["status"] == "ok"]
         if built and not created_actors(built[0]) and "created" in (built[0].get("probe") or {}):
-            out.append(Unknown(f"{_label(r)}: the adapter listed no actor for the {comp}: "
-                               "its actors cannot be observed"))
+            out.append(unknown_at(r, f": the adapter listed no actor for the {comp}: "
+                                     "its actors cannot be observed"))
         for aid, st in actors.get(comp, {}).items():
             state = st.get("state")
             if state in ("unknown", None):
-                out.append(_unknown_state(_label(r), comp, aid, st))
+                out.append(_unknown_state(r, comp, aid, st))
             elif non_owner and state != "ALIVE":
-                out.append(f"{_label(r)}: a non-owning handle's teardown ended the "
-                           f"owner's actor {aid[:8]} ({state})")
+                out.append(at(r, f": a non-owning handle's teardown ended the "
+                                 f"owner's actor {aid[:8]} ({state})"))
             elif not non_owner and state in LIVE_STATES:
-                out.append(f"{_label(r)}: actor {aid[:8]} still {state} after teardown")
+                out.append(at(r, f": actor {aid[:8]} still {state} after teardown"))
     return out
 
 
@@ -343,7 +362,7 @@ def _faulted(run: Run, upto: int) -> set:
     return hit
 
 
-def others_untouched(run: Run) -> list[str]:
+def others_untouched(run: Run) -> list[Finding]:
     """A component's teardown leaves the actors of every other live component alive."""
     out = []
     prev_alive: dict = {}
@@ -362,9 +381,9 @@ def others_untouched(run: Run) -> list[str]:
                     if not prev_alive.get(aid):
                         continue
                     if st.get("state") in ("unknown", None):
-                        out.append(_unknown_state(_label(r), comp, aid, st))
+                        out.append(_unknown_state(r, comp, aid, st))
                     elif st.get("state") != "ALIVE":
-                        out.append(f"{_label(r)} ended {comp} actor {aid[:8]} ({st.get('state')})")
+                        out.append(at(r, f"ended {comp} actor {aid[:8]} ({st.get('state')})"))
         for comp, states in probe.items():
             if comp.startswith("_"):
                 continue
@@ -374,7 +393,7 @@ def others_untouched(run: Run) -> list[str]:
     return out
 
 
-def threads_joined(run: Run) -> list[str]:
+def threads_joined(run: Run) -> list[Finding]:
     """A component's teardown joins the threads it started: read in the probe
     right after that teardown (a thread seen first after an op on component C
     is C's; the harness's and Ray's own threads are not counted)."""
@@ -397,8 +416,8 @@ def threads_joined(run: Run) -> list[str]:
         if r["op"]["verb"] == "teardown" and r["status"] == "ok":
             for ident, t in live.items():
                 if owner.get(ident) == target:
-                    out.append(f"{_label(r)}: thread {t['name']} ({t['module']}) of the "
-                               f"{target} still running right after its teardown returned")
+                    out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
+                                     f"{target} still running right after its teardown returned"))
     return out
 
 
@@ -410,7 +429,7 @@ def _readings(run: Run):
             yield r, int(r["result"].get("frames", 0))
 
 
-def data_kept(run: Run) -> list[str]:
+def data_kept(run: Run) -> list[Finding]:
     """The buffer never holds fewer frames than at any earlier reading (the
     count it reported before the op under test), nor fewer than ``at_least``."""
     out = []
@@ -425,43 +444,43 @@ def data_kept(run: Run) -> list[str]:
         if r["status"] != "ok":
             if r["status"] == "raised":
                 e = r.get("error") or {}
-                out.append(f"{_label(r)}: buffer unreadable: {e.get('type')}: "
-                           f"{str(e.get('message'))[:200]}")
+                out.append(at(r, f": buffer unreadable: {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}"))
             continue
         got = int(r["result"].get("frames", 0))
         at_least = int(r["result"].get("at_least", 1))
         if got < seen:
-            out.append(f"{_label(r)}: buffer holds {got} frames; it held {seen} at "
-                       f"{_label(seen_at)}")
+            out.append(at(r, f": buffer holds {got} frames; it held {seen} at "
+                             f"{label(seen_at)}"))
         elif got < at_least:
-            out.append(f"{_label(r)}: buffer holds {got} frames, at least {at_least} expected")
+            out.append(at(r, f": buffer holds {got} frames, at least {at_least} expected"))
         if got > seen:
             seen, seen_at = got, r
     return out
 
 
-def exhaustion_auto_shutdown(run: Run) -> list[str]:
+def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("exhaust"):
         if r["status"] != "ok":
             if r["status"] == "raised":
                 e = r.get("error") or {}
-                out.append(f"{_label(r)} raised {e.get('type')}: {str(e.get('message'))[:200]}")
+                out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
             continue
         actors = probe_of(r, "actors")
-        if isinstance(actors, Unknown):
+        if unobserved(actors):
             out.append(actors)
             continue
         for aid, st in actors.get("collector", {}).items():
             if st.get("state") in ("unknown", None):
-                out.append(_unknown_state(_label(r), "collector", aid, st))
+                out.append(_unknown_state(r, "collector", aid, st))
             elif st.get("state") in LIVE_STATES:
-                out.append(f"{_label(r)}: collector actor {aid[:8]} still {st['state']} "
-                           "after exhaustion")
+                out.append(at(r, f": collector actor {aid[:8]} still {st['state']} "
+                                 "after exhaustion"))
     return out
 
 
-def batch_counts(run: Run) -> list[str]:
+def batch_counts(run: Run) -> list[Finding]:
     """``iterate`` yields exactly the k batches asked for; ``exhaust`` yields
     ceil(total_frames / frames_per_batch) batches and, where the batches say
     how many frames they hold, exactly total_frames frames."""
@@ -475,20 +494,20 @@ def batch_counts(run: Run) -> list[str]:
         if verb == "iterate":
             want = int(r["op"].get("args", {}).get("batches", 1))
             if want > 0 and res.get("batches") != want:
-                out.append(f"{_label(r)}: the collector yielded {res.get('batches')} batches "
-                           f"before it stopped; {want} were asked for")
+                out.append(at(r, f": the collector yielded {res.get('batches')} batches "
+                                 f"before it stopped; {want} were asked for"))
             continue
         if spec.total_frames < 0:
             continue
         want = math.ceil(spec.total_frames / spec.frames_per_batch)
         if res.get("batches") != want:
-            out.append(f"{_label(r)}: {res.get('batches')} batches until total_frames="
-                       f"{spec.total_frames}; {want} expected (frames_per_batch="
-                       f"{spec.frames_per_batch})")
+            out.append(at(r, f": {res.get('batches')} batches until total_frames="
+                             f"{spec.total_frames}; {want} expected (frames_per_batch="
+                             f"{spec.frames_per_batch})"))
         frames = res.get("frames")
         if frames is not None and frames != spec.total_frames:
-            out.append(f"{_label(r)}: {frames} frames collected; total_frames is "
-                       f"{spec.total_frames}")
+            out.append(at(r, f": {frames} frames collected; total_frames is "
+                             f"{spec.total_frames}"))
     return out
 
 
@@ -498,7 +517,7 @@ def _ray_after(r: dict):
     return probe_of(r, "ray")
 
 
-def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
+def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     """No call of the implementation, constructors included, shuts down the
     user's Ray runtime: the one a ``user``-owner driver started, and for
     either owner the one the user started by restarting Ray."""
@@ -510,20 +529,20 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[str]:
             continue
         verb = r["op"]["verb"]
         after = _ray_after(r)
-        if isinstance(after, Unknown):
+        if unobserved(after):
             if verb not in USER_RAY_VERBS and before and users:
                 out.append(after)
             before = None  # unknown from here: judge no later op against a guess
             continue
         if verb not in USER_RAY_VERBS and users and before and after is None:
-            out.append(f"{_label(r)} shut down the user's Ray runtime")
+            out.append(at(r, "shut down the user's Ray runtime"))
         if verb in USER_RAY_VERBS and r["status"] == "ok":
             users = verb == "ray_restart"
         before = after
     return out
 
 
-def no_ray_restart(run: Run) -> list[str]:
+def no_ray_restart(run: Run) -> list[Finding]:
     """No call starts or restarts a Ray runtime, except a constructor that
     finds none running (the implementation then owns it) and the user's own
     restart (``ray_restart``). The runtime's
@@ -535,7 +554,7 @@ def no_ray_restart(run: Run) -> list[str]:
         if r["status"] == "unfinished":
             continue
         after = _ray_after(r)
-        if isinstance(after, Unknown):
+        if unobserved(after):
             out.append(after)
             known = False
             continue
@@ -544,26 +563,26 @@ def no_ray_restart(run: Run) -> list[str]:
                 r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
                 why = "started a Ray runtime" if before is None else "restarted Ray"
-                out.append(f"{_label(r)} {why} ({after})")
+                out.append(at(r, f"{why} ({after})"))
         before, known = after, True
     final = final_of(run, "ray")
-    if isinstance(final, Unknown):
+    if unobserved(final):
         if run.history.final is not None:
             out.append(final)
     elif known and final and final != before:
-        out.append(f"Ray was started again after the last operation ({final})")
+        out.append(in_run(f"Ray was started again after the last operation ({final})",
+                          final_time(run)))
     return out
 
 
 # -- use after close, liveness, construction -------------------------------------
 
-def use_after_close_clear_error(run: Run) -> list[str]:
+def use_after_close_clear_error(run: Run) -> list[Finding]:
     out = []
     for r in run.op_records("use"):
-        call = r["op"]["args"]["call"]
-        what = f"{_label(r)} {call}() after teardown"
+        what = f"{r['op']['args']['call']}() after teardown"
         if r["status"] == "ok":
-            out.append(f"{what} succeeded instead of raising a closed error")
+            out.append(at(r, f"{what} succeeded instead of raising a closed error"))
             continue
         if r["status"] != "raised":
             continue
@@ -571,13 +590,13 @@ def use_after_close_clear_error(run: Run) -> list[str]:
         if e["type"] in run.closed_errors:
             pass
         elif e["type"] in GENERIC_ERRORS or not CLOSED_WORDS.search(e["message"]):
-            out.append(f"{what} raised an unclear {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"{what} raised an unclear {e['type']}: {e['message'][:200]}"))
         if r["duration"] > run.teardown_bound + BOUND_SLACK:
-            out.append(f"{what} took {r['duration']:.2f}s")
+            out.append(at(r, f"{what} took {r['duration']:.2f}s"))
     return out
 
 
-def liveness_reports_death(run: Run) -> list[str]:
+def liveness_reports_death(run: Run) -> list[Finding]:
     """``is_alive()`` returns the expected value within ``within`` seconds of
     the op's start, timed around the calls (one call that blocks past the
     bound is a violation even if it then answers right)."""
@@ -587,21 +606,21 @@ def liveness_reports_death(run: Run) -> list[str]:
             continue
         if r["status"] == "raised":
             e = r["error"]
-            out.append(f"{_label(r)}: is_alive() raised {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f": is_alive() raised {e['type']}: {e['message'][:200]}"))
             continue
         if r["status"] != "ok":
             continue
         res = r["result"]
         if res["value"] != res["expect"]:
-            out.append(f"{_label(r)}: is_alive() still {res['value']} after {res['elapsed']}s "
-                       f"(expected {res['expect']} within {res['within']}s)")
+            out.append(at(r, f": is_alive() still {res['value']} after {res['elapsed']}s "
+                             f"(expected {res['expect']} within {res['within']}s)"))
         elif res["elapsed"] > res["within"] + BOUND_SLACK:
-            out.append(f"{_label(r)}: is_alive() answered {res['value']} only after "
-                       f"{res['elapsed']}s (bound {res['within']}s)")
+            out.append(at(r, f": is_alive() answered {res['value']} only after "
+                             f"{res['elapsed']}s (bound {res['within']}s)"))
     return out
 
 
-def fails_clearly(run: Run) -> list[str]:
+def fails_clearly(run: Run) -> list[Finding]:
     """An operation the scenario expects to fail (``args.fail``), or allows
     to (``args.may_fail``: a constructor with the implementation's defaults
     on a cluster that may not fit them, a call whose actor is killed under
@@ -613,7 +632,7 @@ def fails_clearly(run: Run) -> list[str]:
         if not (args.get("fail") or args.get("may_fail")):
             continue
         if r["status"] == "ok" and args.get("fail"):
-            out.append(f"{_label(r)} with {args['fail']} did not raise")
+            out.append(at(r, f"with {args['fail']} did not raise"))
             continue
         if r["status"] != "raised":
             continue
@@ -622,18 +641,17 @@ def fails_clearly(run: Run) -> list[str]:
         # to defaults or a killed actor (may_fail)
         unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
         if e["type"] in unclear:
-            out.append(f"{_label(r)} raised an unclear {e['type']}: {e['message'][:200]}")
+            out.append(at(r, f"raised an unclear {e['type']}: {e['message'][:200]}"))
         if not args.get("fail") and r["op"]["verb"] != "construct":
             continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK
         if args.get("fail") == "infeasible" or args.get("may_fail"):
             bound += run.spec.ready_timeout or 0.0  # detected by a readiness wait
         if r["duration"] > bound:
-            out.append(f"{_label(r)} took {r['duration']:.2f}s to fail (bound {bound:.2f}s)")
+            out.append(at(r, f"took {r['duration']:.2f}s to fail (bound {bound:.2f}s)"))
         job = probe_of(r, "job_actors")
-        if isinstance(job, Unknown) or "unknown" in job:
-            out.append(job if isinstance(job, Unknown) else
-                       Unknown(f"{_label(r)}: {job['unknown']}"))
+        if unobserved(job) or "unknown" in job:
+            out.append(job if unobserved(job) else unknown_at(r, f": {job['unknown']}"))
             continue
         known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos}
         stray, unsure = [], []
@@ -645,9 +663,9 @@ def fails_clearly(run: Run) -> list[str]:
             elif st.get("state") in ("unknown", None):
                 unsure.append(aid[:8])
         if stray:
-            out.append(f"{_label(r)} left actors behind: {stray}")
+            out.append(at(r, f"left actors behind: {stray}"))
         if unsure:
-            out.append(Unknown(f"{_label(r)}: state of actors {unsure} unknown"))
+            out.append(unknown_at(r, f": state of actors {unsure} unknown"))
     return out
 
 
@@ -665,18 +683,19 @@ def _all_closed(run: Run) -> bool:
     return bool(built) and built <= done
 
 
-def no_leftover_thread(run: Run) -> list[str]:
+def no_leftover_thread(run: Run) -> list[Finding]:
     """Once every component is torn down, no thread of the implementation runs."""
     if run.history.final is None or not _all_closed(run):
         return []
     threads = final_of(run, "threads")
-    if isinstance(threads, Unknown):
+    if unobserved(threads):
         return [threads]
     left = [t for t in threads if not str(t.get("module", "")).startswith(RAY_THREAD_MODULES)]
-    return [f"thread {t['name']} ({t['module']}) still running after teardown" for t in left]
+    return [in_run(f"thread {t['name']} ({t['module']}) still running after teardown",
+                   final_time(run)) for t in left]
 
 
-def no_leftover_actor(run: Run) -> list[str]:
+def no_leftover_actor(run: Run) -> list[Finding]:
     """Once every component is torn down, no actor of the driver's job is left
     alive (both owners; on a local runtime the implementation shut down, the
     actors are read by process, and the runner finds any process left)."""
@@ -686,35 +705,38 @@ def no_leftover_actor(run: Run) -> list[str]:
     if not built or not built <= _closed_components(run):
         return []
     job = final_of(run, "job_actors")
-    if isinstance(job, Unknown):
+    if unobserved(job):
         return [job]
+    t = final_time(run)
     if "unknown" in job:
-        return [Unknown(f"final probe: {job['unknown']}")]
+        return [unknown_in_run(f"final probe: {job['unknown']}", t)]
     out = []
     for aid, st in (job.get("actors") or {}).items():
         if not isinstance(st, dict):
             continue
         if st.get("state") in LIVE_STATES:
-            out.append(f"actor {aid[:8]} ({st.get('class_name', '?')}) still {st['state']}")
+            out.append(in_run(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
+                              f"{st['state']}", t))
         elif st.get("state") in ("unknown", None):
-            out.append(Unknown(f"final probe: state of actor {aid[:8]} unknown "
-                               f"({str(st.get('error'))[:200]})"))
+            out.append(unknown_in_run(f"final probe: state of actor {aid[:8]} unknown "
+                                      f"({str(st.get('error'))[:200]})", t))
     return out
 
 
-def no_actor_outlives_driver(run: Run) -> list[str]:
+def no_actor_outlives_driver(run: Run) -> list[Finding]:
     """On a cluster that outlives the driver (a connected driver), no actor of
     its jobs is alive after it exited: a detached actor left there lives on,
     whether the components were torn down or left open at the exit."""
     after = run.after_exit or {}
     if "unknown" in after:
-        return [Unknown(f"after the exit: {after['unknown']}")]
-    return [f"{rec.get('class_name', '?')} actor {aid[:8]}"
-            f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
-            "after the driver exited" for aid, rec in sorted((after.get("actors") or {}).items())]
+        return [unknown_in_run(f"after the exit: {after['unknown']}")]
+    return [in_run(f"{rec.get('class_name', '?')} actor {aid[:8]}"
+                   f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
+                   "after the driver exited")
+            for aid, rec in sorted((after.get("actors") or {}).items())]
 
 
-def name_freed(run: Run) -> list[str]:
+def name_freed(run: Run) -> list[Finding]:
     out = []
     closed_owner = False
     for r in run.history.ops:
@@ -724,13 +746,13 @@ def name_freed(run: Run) -> list[str]:
         if op["verb"] == "check_name" and r["status"] == "ok":
             found = r["result"]["found"]
             if closed_owner and found:
-                out.append(f"{_label(r)}: the name is still registered after the owner's teardown")
+                out.append(at(r, ": the name is still registered after the owner's teardown"))
             if not closed_owner and not found:
-                out.append(f"{_label(r)}: the named eval worker is gone before its owner's teardown")
+                out.append(at(r, ": the named eval worker is gone before its owner's teardown"))
     return out
 
 
-def peer_ok(run: Run) -> list[str]:
+def peer_ok(run: Run) -> list[Finding]:
     """The second driver ran every op to completion, none raised, and it exited 0."""
     out = []
     for r in run.op_records("peer"):
@@ -741,27 +763,28 @@ def peer_ok(run: Run) -> list[str]:
         for p in peer_ops:
             verb = p["op"].get("verb")
             party = VERBS[verb].party if verb in VERBS else None
+            harness = party == HARNESS
             if p.get("status") == "unfinished":
-                msg = f"{_label(r)} peer {_label(p)} did not return"
-                out.append(Unknown(msg + " (a harness step)") if party == HARNESS else msg)
+                out.append(at(r, f"peer {label(p)} did not return"
+                                 + (" (a harness step)" if harness else ""), unknown=harness))
             elif p.get("status") not in ("ok", "skipped", "unsupported"):
                 e = p.get("error") or {}
-                msg = f"{_label(r)} peer {_label(p)} {p.get('status')}: {e.get('type')}: " \
-                      f"{str(e.get('message'))[:200]}"
-                out.append(Unknown(msg) if party == HARNESS else msg)
+                out.append(at(r, f"peer {label(p)} {p.get('status')}: {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}", unknown=harness))
         if res.get("timed_out"):
             if not any(p.get("status") == "unfinished" for p in peer_ops):
-                out.append(Unknown(f"{_label(r)}: the second driver ran past its deadline "
-                                   "outside any of its ops"))
+                out.append(unknown_at(r, ": the second driver ran past its deadline "
+                                         "outside any of its ops"))
         elif res.get("exit_code") != 0:
             lines = [x for x in res.get("stderr_tail", "").splitlines() if x.strip()]
             last = lines[-1].strip() if lines else "(no stderr)"
-            msg = f"{_label(r)}: second driver exited {res.get('exit_code')}: {last[:300]}"
-            out.append(Unknown(msg + " (it stopped in the harness's code)")
-                       if res.get("stopped_in_harness") else msg)
+            harness = bool(res.get("stopped_in_harness"))
+            out.append(at(r, f": second driver exited {res.get('exit_code')}: {last[:300]}"
+                             + (" (it stopped in the harness's code)" if harness else ""),
+                          unknown=harness))
         elif res.get("missing"):
-            out.append(Unknown(f"{_label(r)}: the second driver's history lacks "
-                               f"{'; '.join(res['missing'])}"))
+            out.append(unknown_at(r, f": the second driver's history lacks "
+                                     f"{'; '.join(res['missing'])}"))
     return out
 
 
@@ -780,23 +803,34 @@ ORACLES = {
 
 @dataclass
 class Judgement:
-    """Per oracle: the violations found, and what could not be judged."""
+    """Per oracle (in the order of ``ORACLES``): the violations found, and
+    what could not be judged (unknown findings), each a list of findings."""
 
     violations: dict = field(default_factory=dict)
     unknown: dict = field(default_factory=dict)
 
 
+def _findings_of(oracle, run: Run) -> list[Finding]:
+    found = list(oracle(run))
+    wrong = [f for f in found if not isinstance(f, Finding)]
+    if wrong:
+        raise TypeError(f"it returned {type(wrong[0]).__name__} {str(wrong[0])[:100]!r}, "
+                        "not a conformance.findings.Finding")
+    return found
+
+
 def judge(run: Run) -> Judgement:
-    """Every oracle's findings, run safely: an oracle that raises is unknown."""
+    """Every oracle's findings, run safely: an oracle that raises (or returns
+    anything but findings) is unknown."""
     out = Judgement()
     for name, oracle in ORACLES.items():
         try:
-            findings = oracle(run)
+            found = _findings_of(oracle, run)
         except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
-            out.unknown[name] = [f"the oracle raised {type(exc).__name__}: {exc}"]
+            out.unknown[name] = [unknown_in_run(f"the oracle raised {type(exc).__name__}: {exc}")]
             continue
-        bad = [str(f) for f in findings if not isinstance(f, Unknown)]
-        unsure = [str(f) for f in findings if isinstance(f, Unknown)]
+        bad = [f for f in found if not f.unknown]
+        unsure = [f for f in found if f.unknown]
         if bad:
             out.violations[name] = bad
         if unsure:

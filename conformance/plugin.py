@@ -211,34 +211,16 @@ def _listed(config, impl, adapter, profile, fixtures) -> set[str]:
 
 
 def _for_components(listed: set, ids: set, components) -> tuple[set, list]:
-    """The listed ids as this implementation's catalog names them: an id
-    written for every component becomes its subset variant
-    (``...~no-evaluator``); one about a component the implementation lacks
-    has no counterpart (returned apart). Anything else stays as listed."""
-    from conformance.catalog.build import ALL, subset_variant
-
+    """The listed ids as this implementation's catalog names them
+    (``catalog.counterpart``), and apart those about a component it lacks."""
     out, absent = set(), []
     for sid in sorted(listed):
-        family, fixture, owner, variant = sid.split("/", 3) if sid.count("/") >= 3 else (sid,) * 4
-        # an order over the components drops the missing ones (as the family does)
-        steps = [t for t in variant.split(">") if t not in ALL or t in components]
-        mapped = next((m for m in (
-            f"{family}/{fixture}/{owner}/{subset_variant(v, components)}"
-            for v in (variant, ">".join(steps))) if m in ids), sid)
-        if sid in ids or mapped not in ids and not _about_missing(sid, components):
-            out.add(sid)
-        elif mapped in ids:
-            out.add(mapped)
-        else:
+        mapped = catalog.counterpart(sid, components, ids)
+        if mapped is None:
             absent.append(sid)
+        else:
+            out.add(mapped)
     return out, absent
-
-
-def _about_missing(sid: str, components) -> bool:
-    try:
-        return any(c not in components for c in catalog.find(sid).components)
-    except KeyError:
-        return False
 
 
 def pytest_unconfigure(config):
@@ -366,14 +348,16 @@ def pytest_runtest_logreport(report):
 def harness_error_entry(scenario_id: str, report) -> dict:
     """The report entry of a scenario whose test failed before it had a result."""
     from conformance.execute import entry
+    from conformance.findings import unknown_in_run
 
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
     last = text.strip().splitlines()[-1][:300] if text.strip() else "(no detail)"
-    return entry(scenario_id, "error", unknown=["harness"], evidence={
-        "violations": {}, "unknown": {"harness": [
-            f"the test failed in its {report.when} phase before the scenario had a verdict: "
-            f"{last}"]}, "stderr_tail": text[-4000:]},
-        duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
+    why = unknown_in_run(f"the test failed in its {report.when} phase before the scenario had "
+                         f"a verdict: {last}")
+    return entry(scenario_id, "error", unknown=["harness"], findings=[why.as_dict("harness")],
+                 evidence={"violations": {}, "unknown": {"harness": [why.text]},
+                           "stderr_tail": text[-4000:]},
+                 duration=round(getattr(report, "duration", 0.0), 2), no_result=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -3,8 +3,14 @@
     {"schema": 2, "impl": "reference", "versions": {...}, "generated": "...",
      "summary": {"pass": n, ...},
      "scenarios": [{"id", "family", "fixture", "owner", "components",
-                    "verdict", "oracles", "evidence", "repro", "duration",
-                    "known_failure"}]}
+                    "verdict", "oracles", "findings", "evidence", "repro",
+                    "duration", "known_failure"}]}
+
+An entry's ``findings`` (added in schema 2; absent from older reports) is
+every finding of the run as data, earliest first:
+``{"oracle", "op", "time", "text", "unknown"}`` (``conformance.findings``);
+``evidence.violations`` and ``evidence.unknown`` hold the same texts per
+oracle, for a human reader.
 
 A shard's report (``--shard I/N``) also has ``"shard"`` (which shard, what
 was split: :func:`conformance.shard.record`); a merge of shard reports has

@@ -48,21 +48,31 @@ def version_items(versions: dict) -> list[tuple[str, str]]:
     return [(k, str(versions[k])) for k in keys]
 
 
+def _one_line(text: str) -> str:
+    """The first line of ``text``, its whitespace collapsed, at most MAX_LINE long."""
+    lines = str(text).strip().splitlines()
+    line = " ".join(lines[0].split()) if lines else ""
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE - 1] + "…"
+
+
 def first_violation(entry: dict) -> str:
-    """The first violation line of the first failing oracle (or a fallback)."""
+    """The earliest violation in the run's history (the entry's ``findings``,
+    sorted by time), else its earliest unknown finding; for a report written
+    before findings were data, the first violation of the first failing
+    oracle (or a fallback)."""
+    findings = entry.get("findings") or []
+    if findings:
+        f = next((f for f in findings if not f.get("unknown")), findings[0])
+        return f"[{f['oracle']}{': unknown' if f.get('unknown') else ''}] {_one_line(f['text'])}"
     violations = (entry.get("evidence") or {}).get("violations") or {}
     for oracle in entry.get("oracles") or list(violations):
         msgs = violations.get(oracle) or []
         if msgs:
-            line = " ".join(str(msgs[0]).splitlines()[0].split()) if str(msgs[0]).strip() else ""
-            if len(line) > MAX_LINE:
-                line = line[:MAX_LINE - 1] + "…"
-            return f"[{oracle}] {line}"
+            return f"[{oracle}] {_one_line(msgs[0])}"
     unknown = (entry.get("evidence") or {}).get("unknown") or {}
     for oracle, msgs in unknown.items():
         if msgs:
-            line = " ".join(str(msgs[0]).split())[:MAX_LINE]
-            return f"[{oracle}: unknown] {line}"
+            return f"[{oracle}: unknown] {_one_line(msgs[0])}"
     ev = entry.get("evidence") or {}
     if ev.get("signal"):
         return f"driver killed by signal {ev['signal']}"

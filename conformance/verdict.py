@@ -17,56 +17,63 @@ and parse, no harness step failed and every oracle could answer. Otherwise:
 """
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, replace
 
+from conformance.findings import Finding, by_time, in_run, unknown_in_run
 from conformance.verbs import HARNESS, VERBS
 from conformance.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
-    position_text, watchdog_fired
+    position_text, stop_point, watchdog_fired
 
 VERDICTS = ("pass", "fail", "crash", "hang", "error", "setup-error", "skip")
 #: verdicts that turn the gate red
 BAD = ("fail", "crash", "hang", "error", "setup-error")
 
 
-def setup_failure(run: Run) -> str | None:
+def setup_failure(run: Run) -> Finding | None:
     """Why the scenario could not be set up, or None."""
     if run.history.setup is None and run.history.position()[0] == "start" and not run.signal:
-        return "the driver failed before the scenario started (see stderr)"
+        return in_run("the driver failed before the scenario started (see stderr)")
     for r in run.op_records("construct"):
         args = r["op"].get("args", {})
         if r["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
             e = r["error"]
-            return f"constructing {r['op']['target']} raised {e['type']}: {e['message'][:300]}"
+            return in_run(f"constructing {r['op']['target']} raised {e['type']}: "
+                          f"{e['message'][:300]}", r.get("t"), r["i"])
     return None
 
 
-def harness_failures(run: Run) -> list[str]:
+def harness_failures(run: Run) -> list[Finding]:
     """What keeps the harness from vouching for the run, the implementation
     aside: an unreadable history, a harness step that hung, raised or ended
-    the driver, a record missing outside the implementation's code."""
+    the driver, a record missing outside the implementation's code (unknown
+    findings, at the point where the history stops)."""
     out = []
+    op, time = stop_point(run)
     hf = run.history.file
     for n, text in hf.corrupt:
-        out.append(f"history line {n} is not a JSON record: {text!r}")
+        out.append(unknown_in_run(f"history line {n} is not a JSON record: {text!r}"))
     harness_record = next((r for r in run.history.records if r.get("phase") == "harness-error"),
                           None)
     if harness_record is not None or run.exit_code == HARNESS_EXIT_CODE:
         e = (harness_record or {}).get("error") or {}
-        out.append(f"the harness raised {e.get('type', '?')} {position_text(run)}: "
-                   f"{str(e.get('message', 'see stderr'))[:300]}")
+        out.append(unknown_in_run(f"the harness raised {e.get('type', '?')} {position_text(run)}: "
+                                  f"{str(e.get('message', 'see stderr'))[:300]}",
+                                  (harness_record or {}).get("t", time), op))
     where = run.history.position()[0]
     if where == "start":
         return out  # a setup failure, judged by setup_failure
     if (run.hung or watchdog_fired(run)) and not in_implementation(run):
-        out.append(f"the driver passed a deadline {position_text(run)}: the harness's step "
-                   "did not answer (stack dump below)")
+        out.append(unknown_in_run(f"the driver passed a deadline {position_text(run)}: the "
+                                  "harness's step did not answer (stack dump below)", time, op))
     elif run.exit_code == 0 and not run.hung and not in_implementation(run):
         missing = run.history.missing()
         if missing:
-            out.append(f"the driver exited 0 {position_text(run)}, outside the "
-                       f"implementation's ops; the history lacks {'; '.join(missing)}")
+            out.append(unknown_in_run(f"the driver exited 0 {position_text(run)}, outside the "
+                                      f"implementation's ops; the history lacks "
+                                      f"{'; '.join(missing)}", time, op))
     if hf.torn and run.exit_code == 0 and not run.signal:
-        out.append("the history's last line is torn although the driver exited 0")
+        out.append(unknown_in_run("the history's last line is torn although the driver "
+                                  "exited 0"))
     return out
 
 
@@ -86,46 +93,68 @@ def failed_harness_step(run: Run) -> int | None:
     return None
 
 
-OP_INDEX = re.compile(r"op (\d+) \(")
+#: oracles about how the driver ended: their findings stand whatever the harness did
+DRIVER_END = ("no_crash", "no_hang")
 
 
 def _split_at(violations: dict, step: int) -> tuple[dict, dict]:
     """Violations seen before op ``step`` stand; later ones (and those not
     tied to an op) were observed on a run the harness broke: unknown."""
     kept, moved = {}, {}
-    for oracle, msgs in violations.items():
-        for m in msgs:
-            found = OP_INDEX.match(m)
-            if oracle in ("no_crash", "no_hang") or (found and int(found.group(1)) < step):
-                kept.setdefault(oracle, []).append(m)
+    for oracle, found in violations.items():
+        for f in found:
+            if oracle in DRIVER_END or (f.op is not None and f.op < step):
+                kept.setdefault(oracle, []).append(f)
             else:
-                moved.setdefault(oracle, []).append(
-                    f"{m} (seen after the harness failed at op {step}: not judged)")
+                moved.setdefault(oracle, []).append(replace(
+                    f, text=f"{f.text} (seen after the harness failed at op {step}: not judged)",
+                    unknown=True))
     return kept, moved
 
 
-def decide(run: Run) -> tuple[str, dict[str, list[str]], dict[str, list[str]]]:
-    """The verdict, the failing oracles with their violations, and the
-    oracles that could not answer with why (``unknown``)."""
+@dataclass(frozen=True)
+class Decision:
+    """The verdict; the failing oracles with their violations (``setup``
+    first for a setup-error); the oracles that could not answer with why
+    (``unknown``: ``harness`` first, for what the harness failed to do).
+    Each a list of findings."""
+
+    verdict: str
+    violations: dict
+    unknown: dict
+
+    def ordered(self) -> list:
+        """Every ``(oracle, finding)``, violations and unknown alike, earliest first."""
+        return by_time([(o, f) for part in (self.violations, self.unknown)
+                        for o, fs in part.items() for f in fs])
+
+
+def texts(by_oracle: dict) -> dict[str, list[str]]:
+    """``{oracle: [text]}``: findings as the report's evidence shows them."""
+    return {o: [f.text for f in found] for o, found in by_oracle.items()}
+
+
+def decide(run: Run) -> Decision:
+    """The verdict, with the findings it rests on."""
     j = judge(run)
     violations, unknown = j.violations, dict(j.unknown)
     step = failed_harness_step(run)
     if step is not None:
         violations, moved = _split_at(violations, step)
-        for oracle, msgs in moved.items():
-            unknown[oracle] = unknown.get(oracle, []) + msgs
+        for oracle, found in moved.items():
+            unknown[oracle] = unknown.get(oracle, []) + found
     harness = harness_failures(run)
     if harness:
         unknown = {"harness": harness, **unknown}
     if "no_hang" in violations:
-        return "hang", violations, unknown
+        return Decision("hang", violations, unknown)
     if "no_crash" in violations:
-        return "crash", violations, unknown
+        return Decision("crash", violations, unknown)
     why = setup_failure(run)
     if why:
-        return "setup-error", {"setup": [why], **violations}, unknown
+        return Decision("setup-error", {"setup": [why], **violations}, unknown)
     if violations:
-        return "fail", violations, unknown
+        return Decision("fail", violations, unknown)
     if unknown:
-        return "error", violations, unknown
-    return "pass", violations, unknown
+        return Decision("error", violations, unknown)
+    return Decision("pass", violations, unknown)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from importlib.metadata import version
 
 from conformance.adapter import Adapter, Spec
 
@@ -53,8 +54,50 @@ def eval_policy_maker(env):
                        spec=env.action_spec)
 
 
+def random_one_hot_policy(n: int):
+    """A random policy as torchrl's collectors take one: a ``TensorDictModule``
+    of an ``nn.Module`` without parameters that writes a uniformly random
+    one-hot ``action`` over ``n`` actions (CartPole's action spec)."""
+    import torch
+    from tensordict.nn import TensorDictModule
+    from torch import nn
+
+    class RandomOneHot(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.n = n
+
+        def forward(self, observation):
+            index = torch.randint(self.n, observation.shape[:-1])
+            return nn.functional.one_hot(index, self.n).to(torch.int64)
+
+    return TensorDictModule(RandomOneHot(n), in_keys=["observation"], out_keys=["action"])
+
+
+def explicit_random_policy(env_id):
+    """The smallest explicit equivalent of ``policy=None`` (torchrl's
+    documented random policy): ``random_one_hot_policy`` over the env's actions,
+    read from a local instance of the env (the first of a per-actor list);
+    None when the env cannot be built here (torchrl fails on it the same
+    way with either policy)."""
+    first = env_id[0] if isinstance(env_id, (tuple, list)) else env_id
+    try:
+        env = GymEnvMaker(first)()
+    except Exception:  # noqa: BLE001 - an unknown env: torchrl reports it itself
+        return None
+    try:
+        return random_one_hot_policy(int(env.action_spec.shape[-1]))
+    finally:
+        env.close()
+
+
 def _params(fn) -> set:
     return set(inspect.signature(fn).parameters)
+
+
+def _minor(text: str) -> tuple:
+    """(major, minor) of a version string: "0.12.0" -> (0, 12)."""
+    return tuple(int(p) for p in text.split(".")[:2])
 
 
 class TorchRLAdapter(Adapter):
@@ -74,6 +117,14 @@ class TorchRLAdapter(Adapter):
         #: torchrl 0.10.x: RayCollector.shutdown() takes no shutdown_ray and always
         #: calls ray.shutdown()
         self.collector_shutdown_stops_ray = "shutdown_ray" not in _params(self.RayCollector.shutdown)
+        #: torchrl 0.11.x to 0.13.x: ``RayCollector(policy=None)``, the documented
+        #: random policy, raises ``TypeError: 'NoneType' object is not callable``
+        #: in its weight-sync setup (``policy_factory[0]()``), its actors left
+        #: alive (measured on 0.11.1, 0.12.0 and 0.13.3: ci/results/releases).
+        #: The ``defaults`` scenarios, which build as a user copying the docstring
+        #: does, record that finding; every other scenario builds with
+        #: ``explicit_random_policy`` so that its lifecycle is judged.
+        self.policy_none_fails = _minor(version("torchrl")) in ((0, 11), (0, 12), (0, 13))
         self._eval_env_ids = {}  # id(evaluator) -> env_id, for eval_weights
         self._local_policies = {}  # env_id -> local twin of the eval policy
         self.features = frozenset(self._detect_features())
@@ -132,12 +183,19 @@ class TorchRLAdapter(Adapter):
             **self._tuning(spec, "buffer"),
         )
 
+    def _explicit_policy(self, spec: Spec) -> bool:
+        """Build with ``explicit_random_policy`` instead of torchrl's default
+        ``policy=None``: where None fails to build (``policy_none_fails``),
+        except in the ``defaults`` scenarios (whose point is the default)."""
+        return self.policy_none_fails and not spec.defaults
+
     def make_collector(self, spec: Spec, buffer=None):
         kwargs = {}
         if buffer is not None:
             kwargs["replay_buffer"] = buffer  # TypeError on a torchrl without buffer mode
         return self.RayCollector(
-            _env_makers(spec.env_id), None,
+            _env_makers(spec.env_id),
+            explicit_random_policy(spec.env_id) if self._explicit_policy(spec) else None,
             frames_per_batch=spec.frames_per_batch, total_frames=spec.total_frames,
             num_collectors=spec.num_collectors, sync=spec.sync,
             **self._tuning(spec, "collector"), **kwargs,
@@ -191,8 +249,6 @@ class TorchRLAdapter(Adapter):
 
     def versions(self) -> dict:
         # Distribution metadata: some wheels (torchrl 0.10.1) say __version__ "0.0.0+unknown".
-        from importlib.metadata import version
-
         return {"torchrl": version("torchrl"), "tensordict": version("tensordict")}
 
     # -- standalone scripts (python -m conformance script) ------------------------------
@@ -212,6 +268,10 @@ class TorchRLAdapter(Adapter):
                 "RAY_INIT_CONFIG = {**DEFAULT_RAY_INIT_CONFIG, 'include_dashboard': False}",
                 "", ""]
         out += source_of(GymEnvMaker) + ["", ""] + source_of(eval_policy_maker)
+        if self.policy_none_fails:
+            out += ["", "", "# torchrl 0.11-0.13: RayCollector(policy=None) fails to build (TypeError in",
+                    "# its weight-sync setup); its explicit equivalent, a random policy:"]
+            out += source_of(random_one_hot_policy) + ["", ""] + source_of(explicit_random_policy)
         out += ["", "", "_LOCAL_POLICIES = {}", "", "",
                 "def _eval_weights(env_id):",
                 '    """TensorDict.from_module(policy).data.detach().cpu() of a local twin of the',
@@ -252,8 +312,10 @@ class TorchRLAdapter(Adapter):
                                            f"{spec.buffer_capacity!r})"), **tuning})
             if target == "collector":
                 rb = {"replay_buffer": snippets.Code("buffer")} if a.get("buffer") else {}
+                policy = (snippets.Code(f"explicit_random_policy({spec.env_id!r})")
+                          if self._explicit_policy(spec) else None)
                 return snippets.call_lines("collector = RayCollector", [
-                    snippets.Code(repr(_env_makers(spec.env_id))), None], {
+                    snippets.Code(repr(_env_makers(spec.env_id))), policy], {
                     "frames_per_batch": spec.frames_per_batch, "total_frames": spec.total_frames,
                     "num_collectors": spec.num_collectors, "sync": spec.sync, **tuning, **rb})
             if a.get("connect"):

@@ -47,6 +47,37 @@ def find(scenario_id: str) -> Scenario:
     raise KeyError(f"no scenario {scenario_id!r}")
 
 
+def subset_names(sid: str, components) -> tuple[str, str]:
+    """The ids the scenario ``sid``, written for every component, may have for
+    an implementation with ``components``: its subset variant
+    (``...~no-evaluator``), and that of its order over the components without
+    the missing ones' steps, as the families write them."""
+    from conformance.catalog.build import subset_variant
+
+    family, fixture, owner, variant = sid.split("/", 3) if sid.count("/") >= 3 else (sid,) * 4
+    steps = [t for t in variant.split(">") if t not in ALL or t in components]
+    return tuple(f"{family}/{fixture}/{owner}/{subset_variant(v, components)}"
+                 for v in (variant, ">".join(steps)))
+
+
+def counterpart(sid: str, components, ids) -> str | None:
+    """What the scenario ``sid``, written for every component, is called in the
+    catalog ``ids`` of an implementation with ``components``: ``sid`` itself,
+    one of its ``subset_names``, or None when it is about a component the
+    implementation lacks. An id of neither kind (a typo, a scenario of another
+    catalog) comes back as it is."""
+    if sid in ids:
+        return sid
+    mapped = next((m for m in subset_names(sid, components) if m in ids), None)
+    if mapped is not None:
+        return mapped
+    try:
+        about_missing = any(c not in components for c in find(sid).components)
+    except KeyError:
+        about_missing = False
+    return None if about_missing else sid
+
+
 def counts(fixtures=("local", "multinode"), components=ALL) -> dict:
     """{profile: {family: {fixture: n}}}"""
     out = {}

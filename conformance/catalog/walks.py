@@ -3,8 +3,8 @@
 Like Hypothesis' ``RuleBasedStateMachine``, a small model of the components'
 state (built, open, killed, closed; Ray up) gives each rule its
 precondition; a seed fixes every choice, so ``walk/<fixture>/<owner>/seed-<n>``
-always names the same sequence. ``shrink`` removes operations while the run
-keeps failing the same oracles (delta debugging), to a minimal sequence.
+always names the same sequence (``conformance.shrink`` shrinks a failing
+one, as any scenario).
 """
 from __future__ import annotations
 
@@ -130,30 +130,3 @@ def walk_from_id(scenario_id: str) -> Scenario | None:
     seed = int(parts[3][len("seed-"):].split("~")[0])
     return walk(seed, parts[1], parts[2], quick=seed in QUICK_SEEDS,
                 comps=components_of(parts[3]))
-
-
-def shrink(scenario: Scenario, still_fails) -> Scenario:
-    """The smallest scenario (by removing ops) for which ``still_fails`` holds.
-
-    ``still_fails(candidate) -> bool`` runs the candidate (ddmin-style: try
-    removing chunks of halving size, then single ops, until nothing goes).
-    """
-    ops = list(scenario.ops)
-
-    def candidate(kept):
-        return Scenario(family=scenario.family, fixture=scenario.fixture, owner=scenario.owner,
-                        variant=scenario.variant + "-shrunk", ops=tuple(kept),
-                        spec=scenario.spec, requires=requirements(kept), seed=scenario.seed)
-
-    chunk = max(1, len(ops) // 2)
-    while chunk >= 1:
-        i, progressed = 0, False
-        while i < len(ops):
-            kept = ops[:i] + ops[i + chunk:]
-            if kept and still_fails(candidate(kept)):
-                ops, progressed = kept, True
-            else:
-                i += chunk
-        if not progressed:
-            chunk //= 2
-    return candidate(ops)

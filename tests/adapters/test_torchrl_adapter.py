@@ -115,3 +115,23 @@ def test_named_evaluator_submit_poll_connect_teardown(adapter, local_ray):
     result = adapter.poll(evaluator, timeout=60)
     assert result is not None and "reward" in result
     _dead_after_teardown(adapter, "evaluator", evaluator, handles, adapter.features)
+
+
+def test_explicit_random_policy_where_torchrl_s_default_fails(adapter):
+    """torchrl 0.11-0.13 cannot build a collector with policy=None: the adapter
+    builds with an explicit random policy there, except in the `defaults`
+    scenarios, which record that finding."""
+    from tensordict import TensorDict
+    import torch
+
+    from conformance.adapters.torchrl import explicit_random_policy
+
+    tv = tuple(int(x) for x in version("torchrl").split(".")[:2])
+    assert adapter.policy_none_fails == ((0, 11) <= tv < (0, 14))
+    assert adapter._explicit_policy(SPEC) == adapter.policy_none_fails
+    assert not adapter._explicit_policy(SPEC.with_(defaults=True))
+    policy = explicit_random_policy("CartPole-v1")
+    out = policy(TensorDict({"observation": torch.zeros(64, 4)}, batch_size=[64]))["action"]
+    assert out.shape == (64, 2) and bool((out.sum(-1) == 1).all())  # one-hot, CartPole's spec
+    assert out[:, 0].sum() not in (0, 64)  # random: both actions drawn
+    assert explicit_random_policy("RlcNoSuchEnv-v0") is None  # torchrl reports that env itself

@@ -88,3 +88,33 @@ def test_the_committed_releases_file_loads():
         ("torchrl", "torchrl", "0.10.1", "2.50.1"), ("torchrl", "torchrl", "0.11.1", "2.53.0"),
         ("torchrl", "torchrl", "0.12.0", "2.55.1"), ("torchrl", "torchrl", "0.13.3", "2.56.0"),
         ("torchrl", "torchrl", "0.14.1", "2.60.0"), ("rllib", "ray[rllib]", "2.60.0", "2.60.0")]
+
+
+def test_a_column_in_shards_resumes_where_it_stopped_and_merges(tmp_path, monkeypatch):
+    """--shards N: each shard's report in OUT/shards/, a shard reported
+    before is not run again, then one merge into the column's report."""
+    import sys
+    import types
+
+    spec = EnvSpec("torchrl", "0.12.0", "2.55.1")
+    runs, merges = [], []
+    monkeypatch.setattr(releases, "ensure", lambda s: sys.executable)
+
+    def fake_pytest(python, impl, report, log, args):
+        runs.append(args[args.index("--shard") + 1])
+        report.write_text("{}")
+        return 1.0
+    monkeypatch.setattr(releases, "_run_pytest", fake_pytest)
+    monkeypatch.setattr(releases.subprocess, "run", lambda cmd, **kw: merges.append(cmd) or
+                        types.SimpleNamespace(stdout="merged", stderr=""))
+    (tmp_path / "shards").mkdir()
+    (tmp_path / "shards" / f"{spec.name}.shard-2-of-3.json").write_text("{}")  # done before
+    out = releases.run_column("torchrl", spec, tmp_path, ["--profile", "quick"], shards=3)
+    assert out == tmp_path / f"{spec.name}.json"
+    assert runs == ["1/3", "3/3"]
+    (merge,) = merges
+    assert merge[3:5] == ["merge", str(out)] and [p.rsplit("/", 1)[1] for p in merge[5:]] == [
+        f"{spec.name}.shard-{i}-of-3.json" for i in (1, 2, 3)]
+    runs.clear(), merges.clear()
+    releases.run_column("torchrl", spec, tmp_path, [], shards=3, only_shard=3)
+    assert runs == [] and merges == []  # one CI job's shard: run before, nothing to merge

@@ -4,7 +4,8 @@ import subprocess
 import sys
 
 from conformance import catalog
-from conformance.catalog.walks import generate, shrink, walk_from_id
+from conformance.catalog.walks import generate, walk_from_id
+from conformance.shrink import shrink
 from conformance.scenario import Op, Scenario
 
 

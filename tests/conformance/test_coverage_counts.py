@@ -6,6 +6,7 @@ from conformance.execute import result_entry
 from conformance.history import History
 from conformance.oracles import Run
 from conformance.report import coverage, summary_lines
+from conformance.verdict import Decision
 
 
 def end(i, op, status, result=None):
@@ -21,7 +22,7 @@ def test_ops_on_a_component_never_built_are_counted_apart_from_unsupported_ones(
         end(i, op, "skipped", {"reason": "no evaluator: never built"})
         for i, op in enumerate(ops[1:], 1)]
     entry = result_entry(failed_construct, "x", Run(failed_construct, History(records)),
-                         "pass", {}, 1.0)
+                         Decision("pass", {}, {}), 1.0)
     assert entry["unsupported"] == []
     assert entry["not_built"] == [
         "op 1 submit evaluator: skipped: no evaluator: never built",
@@ -35,7 +36,8 @@ def test_ops_on_a_component_never_built_are_counted_apart_from_unsupported_ones(
                     "not_checked": ["liveness_reports_death"]}
                    if op.verb == "check_alive" else None)
                for i, op in enumerate(no_liveness.ops)]
-    other = result_entry(no_liveness, "x", Run(no_liveness, History(records)), "pass", {}, 1.0)
+    other = result_entry(no_liveness, "x", Run(no_liveness, History(records)),
+                         Decision("pass", {}, {}), 1.0)
     assert other["unsupported"] == ["op 6 check_alive buffer: unsupported: "
                                     "x does not support liveness"]
     assert other["not_built"] == [] and other["not_checked"] == ["liveness_reports_death"]

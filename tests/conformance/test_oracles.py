@@ -3,7 +3,7 @@ from conformance.history import History, HistoryFile
 from conformance.oracles import ORACLES, Run
 from conformance.oracles import judge as _judge
 from conformance.scenario import Op, Scenario
-from conformance.verdict import decide
+from conformance.verdict import decide as _decide, texts
 
 RAY = "127.0.0.1:1/session_a/01000000"
 FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
@@ -43,12 +43,19 @@ def run_of(records, owner="user", complete=True, corrupt=(), **kw):
 
 
 def judge(run):
-    """The failing oracles with their violations."""
-    return _judge(run).violations
+    """The failing oracles with their violations' texts."""
+    return texts(_judge(run).violations)
 
 
 def unknown(run):
-    return _judge(run).unknown
+    """The oracles that could not answer, with why (texts)."""
+    return texts(_judge(run).unknown)
+
+
+def decide(run):
+    """The verdict, and the texts of the violations and of the unknown findings."""
+    d = _decide(run)
+    return d.verdict, texts(d.violations), texts(d.unknown)
 
 
 def actors(**by_comp):
