@@ -54,10 +54,12 @@ def cmd_coverage(args) -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
-    reuse = None
-    if args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
-        from conformance.mutation.coverage_map import load
+    from conformance.mutation.coverage_map import load
 
+    reuse = None
+    if args.merge:  # a scenario added to the catalog: measure it alone, keep the rest
+        reuse = load(out)
+    elif args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
         reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
     result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
     print(f"coverage of {len(result['baseline'])} scenarios in {result['seconds']} s: {out}")
@@ -327,6 +329,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("coverage", help="measure which scenarios run which line")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--scenario", action="append", help="only ids matching this glob")
+    p.add_argument("--merge", action="store_true", help="measure only the scenarios the map lacks "
+                   "(e.g. new ones) and merge them into it")
     p.add_argument("--out")
     p.set_defaults(func=cmd_coverage)
     p = sub.add_parser("canary", help="prove the mutant on disk is what drivers and actors run")

@@ -84,8 +84,8 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
         for module, per in reuse["lines"].items():
             for line, ids in per.items():
                 lines.setdefault(module, {})[line] = sorted(set(lines.get(module, {}).get(line, [])) | set(ids))
-    result = {"profile": profile, "seconds": round(time.monotonic() - started, 1),
-              "baseline": baseline, "lines": lines}
+    seconds = time.monotonic() - started + (reuse or {}).get("seconds", 0.0)
+    result = {"profile": profile, "seconds": round(seconds, 1), "baseline": baseline, "lines": lines}
     with open(out, "w") as f:
         f.write(compact(result))
     return result
