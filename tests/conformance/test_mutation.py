@@ -192,3 +192,47 @@ def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosm
             "             b * 2)\n")
     assert statement_line(code, (3, 4)) == 1  # the * of the signature: the def line runs
     assert statement_line(code, (7, 15)) == 6  # inside a continued call: its statement's line
+
+
+class _FakeRunner:
+    """Outcomes by scenario id, recording what ran (no Ray)."""
+
+    def __init__(self, failing=()):
+        self.failing, self.ran = set(failing), []
+
+    def outcome(self, scenario):
+        from conformance.mutation.runner import Outcome
+
+        self.ran.append(scenario.id)
+        verdict = "fail" if scenario.id in self.failing else "pass"
+        oracles = ["calls_succeed"] if verdict == "fail" else []
+        return Outcome(scenario.id, verdict, oracles, 1.0, True, [(verdict, oracles)])
+
+
+def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import distributor
+
+    (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
+    monkeypatch.chdir(tmp_path)
+    ids = ["exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
+           "order/local/user/collector>buffer>evaluator>ray"]
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": float(k), "fixture": sid.split("/")[1]}
+                             for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
+    item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
+                                               (2, 13), (2, 14)))
+    run = distributor.ScenarioDistributor().one
+    runner = _FakeRunner(failing={ids[1]})
+    killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert killed.test_outcome.value == "killed" and runner.ran == ids[:2]
+    assert distributor.killer_of(killed.output) == ids[1] and "-    return x < 1" in killed.diff
+    assert (tmp_path / "m.py").read_text() == "def f(x):\n    return x < 1\n"  # put back
+    monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
+    runner = _FakeRunner()
+    shallow = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert shallow.test_outcome.value == "survived" and shallow.output.startswith(distributor.SHALLOW)
+    assert runner.ran == ids[:2]
+    with pytest.raises(distributor.TimeUp):  # time up inside a mutant: nothing recorded
+        run(item, distributor.Selection(coverage, "quick"), _FakeRunner(), 0.0)
