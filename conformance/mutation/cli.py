@@ -20,6 +20,7 @@ The mutation extra (``RLC_EXTRAS=mutation bash ci/setup.sh``) lives in
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -57,8 +58,14 @@ def cmd_coverage(args) -> int:
     from conformance.mutation.coverage_map import load
 
     reuse = None
-    if args.merge:  # a scenario added to the catalog: measure it alone, keep the rest
+    if args.merge:  # new scenarios (or --scenario: these again): measure them alone, keep the rest
         reuse = load(out)
+        if args.scenario:
+            again = {sid for sid in reuse["baseline"]
+                     if any(fnmatch.fnmatchcase(sid, p) for p in args.scenario)}
+            reuse["baseline"] = {k: v for k, v in reuse["baseline"].items() if k not in again}
+            reuse["lines"] = {m: {ln: [s for s in ids if s not in again] for ln, ids in per.items()}
+                              for m, per in reuse["lines"].items()}
     elif args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
         reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
     result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
@@ -330,7 +337,7 @@ def main(argv=None) -> int:
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--scenario", action="append", help="only ids matching this glob")
     p.add_argument("--merge", action="store_true", help="measure only the scenarios the map lacks "
-                   "(e.g. new ones) and merge them into it")
+                   "(e.g. new ones; with --scenario: those again) and merge them into it")
     p.add_argument("--out")
     p.set_defaults(func=cmd_coverage)
     p = sub.add_parser("canary", help="prove the mutant on disk is what drivers and actors run")
