@@ -22,6 +22,7 @@ import fnmatch
 import glob
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -79,6 +80,7 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
     finally:
         runner.close()
     lines = attribute(data_dir, jobs)
+    shutil.rmtree(scratch, ignore_errors=True)
     if reuse:
         baseline = {**reuse["baseline"], **baseline}
         for module, per in reuse["lines"].items():
