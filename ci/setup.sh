@@ -9,6 +9,9 @@
 # RLC_EXTRAS=jobs the jobs extra (ci/jobs.lock: ray[default]'s pieces for
 # `python -m conformance job`) into $VENV/jobs-site, a directory that is not on
 # the venv's path (measured: importable, they make each ray.init slower).
+# RLC_EXTRAS=mutation the mutation extra (ci/mutation.lock: cosmic-ray and
+# coverage.py, for `python -m conformance mutate`) into $VENV/mutation-site,
+# off the venv's path for the same reason (cosmic-ray needs aiohttp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -21,6 +24,8 @@ done
 LOCKS="$LOCKS$EXTRAS"
 JOBS=""
 if [[ ",${RLC_EXTRAS:-}," == *",jobs,"* ]]; then JOBS="ci/jobs.lock"; fi
+MUTATION=""
+if [[ ",${RLC_EXTRAS:-}," == *",mutation,"* ]]; then MUTATION="ci/mutation.lock"; fi
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "ci/setup.sh: creating $VENV" >&2
   "$PY" -m venv "$VENV"
@@ -51,4 +56,16 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
       --target "$VENV/jobs-site" -r "$JOBS"
   fi
   echo "$WANT" > "$STAMP"
+fi
+# The mutation extra has its own stamp: asking for it (or not) never reinstalls the venv.
+if [[ -n "$MUTATION" ]]; then
+  MSTAMP="$VENV/mutation-site/.rlc-installed"
+  MWANT="$(sha256sum < "$MUTATION" | cut -d' ' -f1)"
+  if [[ "$(cat "$MSTAMP" 2>/dev/null)" != "$MWANT" ]]; then
+    echo "ci/setup.sh: installing the mutation extra ($MUTATION) into $VENV/mutation-site" >&2
+    rm -rf "$VENV/mutation-site"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --target "$VENV/mutation-site" -r "$MUTATION"
+    echo "$MWANT" > "$MSTAMP"
+  fi
 fi

@@ -21,6 +21,8 @@
   job --address URL [--report PATH] [-- SUITE ARGS]
                                                 the suite as a Ray job on your cluster (its
                                                 drivers run there), the report brought back
+  mutate SUBCOMMAND                              mutation analysis of impl/ with cosmic-ray
+                                                (python -m conformance mutate --help)
   script ID [--impl NAME] [-o FILE]             a standalone Python script of the scenario's
                                                 operations (needs no part of this project)
   upstream ID --impl NAME [--report R] [-o FILE] an issue body for the library's tracker
@@ -331,12 +333,19 @@ def main(argv=None) -> int:
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)
+    m = sub.add_parser("mutate", help="mutation analysis of impl/ (cosmic-ray; "
+                       "see docs/mutation.md)", add_help=False)
+    m.set_defaults(func=None)
     if argv is None:
         argv = sys.argv[1:]
     if argv and argv[0] == "bench":
         from conformance import bench
 
         return bench.main(argv[1:])
+    if argv and argv[0] == "mutate":
+        from conformance.mutation import cli
+
+        return cli.main(argv[1:])
     args = p.parse_args(argv)
     return args.func(args)
 

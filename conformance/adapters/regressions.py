@@ -83,6 +83,20 @@ def _seed000_buffer(base):
     return Buffer
 
 
+def _blind_to_ray_gone(base):
+    class Buffer(base):
+        def _check_open(self, method):
+            # only its own teardown closes it: a runtime the user shut down
+            # goes unnoticed (the mutant of RayComponent._check_open that
+            # survived every scenario: ci/results/mutation/)
+            if self._closed_reason is not None:
+                from impl.errors import ComponentClosedError
+
+                raise ComponentClosedError(type(self).__name__, method, self._closed_reason)
+
+    return Buffer
+
+
 def _restart_buffer(base):
     class Buffer(base):
         def close(self, timeout=None, shutdown_ray=False):
@@ -681,6 +695,16 @@ REGRESSIONS = {r.id: r for r in (
         "shared/ray-facts.md, 'Using handles after ray.shutdown()'",
         (Catch("order/*/*/ray>collector>buffer>evaluator", "fail", ("no_ray_restart",)),),
         {"buffer": _restart_buffer},
+    ),
+    Regression(
+        "blind-to-ray-gone",
+        "the buffer does not notice that the user shut Ray down under it: its calls go to "
+        "Ray through handles of a runtime that is gone instead of raising a closed error",
+        "mutation analysis of the reference (ci/results/mutation/: RayComponent._check_open's "
+        "runtime check, executed by no scenario before use_after_close/*/*/*-ray-shutdown-no-teardown)",
+        (Catch("use_after_close/*/*/buffer-ray-shutdown-no-teardown", "fail",
+               ("use_after_close_clear_error",)),),
+        {"buffer": _blind_to_ray_gone},
     ),
     Regression(
         "kills-stale-handles",

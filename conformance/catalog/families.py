@@ -391,6 +391,16 @@ def use_after_close(fixture, owner, comps=ALL):
                *[op("use", comp, call=v) for v in verbs]]
         yield make("use_after_close", fixture, owner, f"{comp}-after-ray-shutdown", ops,
                    quick=(comp == "buffer"), impl_quick=True)
+        # No teardown between the user's ray.shutdown() and the calls: the
+        # component must see its runtime gone by itself. The one scenario that
+        # runs RayComponent._check_open's "Ray went away" branch (measured:
+        # no scenario of either profile ran it; mutation analysis,
+        # ci/results/mutation/); then the teardown of a component already
+        # closed that way.
+        ops = [*base, op("ray_shutdown"), *[op("use", comp, call=v) for v in verbs],
+               op("teardown", comp)]
+        yield make("use_after_close", fixture, owner, f"{comp}-ray-shutdown-no-teardown", ops,
+                   quick=(comp == "buffer"))
 
 
 def named(fixture, owner, comps=ALL):

@@ -1,0 +1,373 @@
+"""``python -m conformance mutate SUBCOMMAND``: mutation analysis of ``impl/``.
+
+  coverage [--profile P]        run the profile once under coverage; write
+                                ci/results/mutation/coverage-P.json
+  canary                        prove that a mutant on disk is what drivers and
+                                Ray workers run, on both fixtures
+  init [--session DB]           cosmic-ray's session: every mutant of impl/
+                                (cosmic-ray init + our filters)
+  run [--profile P] [--shard I/N] [--minutes M]
+                                cosmic-ray exec with the scenario distributor:
+                                resumes where the session stopped
+  report [--session DB]         ci/results/mutation/: scores, survivors, answers
+  sample [--count N] [--seed S] the CI ratchet: N mutants the committed results
+                                say are killed must still be killed
+
+The mutation extra (``RLC_EXTRAS=mutation bash ci/setup.sh``) lives in
+``$VENV/mutation-site``, off the venv's path: this command puts it on its own
+``sys.path`` only (see ci/mutation.lock). No pytest on this path.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import sys
+from pathlib import Path
+
+from fixtures.rayenv import RAY_ENV, REPO_ROOT
+
+RESULTS = REPO_ROOT / "ci" / "results" / "mutation"
+CONFIG = REPO_ROOT / "ci" / "mutation.toml"
+SESSIONS = REPO_ROOT / "reports" / "mutation"
+PLUGINS = Path(__file__).with_name("plugins")
+
+
+def use_mutation_extra() -> None:
+    """The mutation extra and our cosmic-ray plugins (operators, distributor,
+    declared by ``plugins/*.dist-info``) on this process's path only."""
+    site = Path(sys.prefix) / "mutation-site"
+    if not (site / "cosmic_ray").is_dir():
+        raise SystemExit(f"error: cosmic-ray is not installed in {site}: run "
+                         f"RLC_EXTRAS=mutation RLC_VENV={sys.prefix} bash ci/setup.sh")
+    for path in (str(PLUGINS), str(site)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def session_path(profile: str) -> Path:
+    return SESSIONS / f"session-{profile}.sqlite"
+
+
+def cmd_coverage(args) -> int:
+    from conformance.mutation.coverage_map import measure
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
+    from conformance.mutation.coverage_map import load
+
+    reuse = None
+    if args.merge:  # new scenarios (or --scenario: these again): measure them alone, keep the rest
+        reuse = load(out)
+        if args.scenario:
+            again = {sid for sid in reuse["baseline"]
+                     if any(fnmatch.fnmatchcase(sid, p) for p in args.scenario)}
+            reuse["baseline"] = {k: v for k, v in reuse["baseline"].items() if k not in again}
+            reuse["lines"] = {m: {ln: [s for s in ids if s not in again] for ln, ids in per.items()}
+                              for m, per in reuse["lines"].items()}
+    elif args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
+        reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
+    result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
+    print(f"coverage of {len(result['baseline'])} scenarios in {result['seconds']} s: {out}")
+    return 0
+
+
+def cmd_init(args) -> int:
+    """cosmic-ray init, its operators filter (ci/mutation.toml), our equivalence filter."""
+    from cosmic_ray.cli import main as cosmic_ray
+    from cosmic_ray.tools.filters.operators_filter import OperatorsFilter
+
+    from conformance.mutation.filters import EquivalentFilter
+
+    db = Path(args.session or session_path(args.profile))
+    db.parent.mkdir(parents=True, exist_ok=True)
+    if db.exists():
+        raise SystemExit(f"error: {db} exists: `mutate run` resumes it; remove it to start again")
+    if args.profile == "full":
+        return init_full(db)
+    os.chdir(REPO_ROOT)  # cosmic-ray's module paths are relative
+    for step in (lambda: cosmic_ray(["init", str(CONFIG), str(db)]),
+                 lambda: OperatorsFilter().main([str(db), str(CONFIG)]),
+                 lambda: EquivalentFilter().main([str(db)])):
+        code = step()
+        if code:
+            return int(code)
+    print(counts(db))
+    return 0
+
+
+def init_full(db: Path) -> int:
+    """The full profile's session: the quick one's mutants, those it killed
+    kept killed (quick is part of full), its survivors pending again; ``run
+    --profile full`` gives them only the scenarios quick does not have."""
+    import shutil
+
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    quick = session_path("quick")
+    with use_db(str(quick), WorkDB.Mode.open) as work_db:
+        if work_db.num_work_items != work_db.num_results:
+            raise SystemExit(f"error: {quick} has pending mutants: finish the quick profile first")
+    shutil.copyfile(quick, db)
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # cosmic-ray's WorkDB has no call to forget a result
+        conn.execute("delete from work_results where test_outcome = 'SURVIVED'")
+    print(counts(db))
+    return 0
+
+
+def counts(db) -> str:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        total = work_db.num_work_items
+        skipped = sum(1 for _, r in work_db.results if r.worker_outcome.value == "skipped")
+        done = work_db.num_results
+    return f"{db}: {total} mutants, {skipped} filtered out, {total - done} pending"
+
+
+CANARIES = {
+    # where: the driver (every constructor acquires a lease first)
+    "driver": ("impl/runtime.py", '    """Join the running Ray runtime, or start one (and own it) if none runs."""\n',
+               '    """Join the running Ray runtime, or start one (and own it) if none runs."""\n'
+               '    raise RuntimeError("rlc mutation canary in the driver")\n'),
+    # where: the Ray workers (every actor answers ready() before a constructor returns)
+    "actor": ("impl/control.py", "    def ready(self) -> bool:\n        return True\n",
+              "    def ready(self) -> bool:\n        raise RuntimeError(\"rlc mutation canary in an actor\")\n"),
+}
+CANARY_SCENARIOS = ("order/multinode/user/collector>buffer>evaluator>ray",
+                    "order/local/user/collector>buffer>evaluator>ray")
+
+
+def cmd_canary(args) -> int:
+    """Each canary mutant on disk must fail both scenarios, with its own
+    message in the evidence; the unmutated reference must pass them before
+    and after (the ``multinode`` cluster's workers keep no mutant)."""
+    from cosmic_ray.util import restore_contents
+
+    from conformance import catalog
+    from conformance.mutation.runner import ScenarioRunner
+
+    check_pristine()
+    runner = ScenarioRunner()
+    failures = []
+
+    def expect(sid, passes, marker=None):
+        entry, _ = runner.run(catalog.find(sid))
+        text = json.dumps(entry["evidence"])
+        ok = (entry["verdict"] == "pass") == passes and (marker is None or marker in text)
+        print(f"{'ok  ' if ok else 'FAIL'} {entry['verdict']:11} {sid}"
+              f"{'' if marker is None else f' (expects {marker!r})'}", flush=True)
+        if not ok:
+            failures.append(sid)
+
+    try:
+        for sid in CANARY_SCENARIOS:
+            expect(sid, True)
+        for where, (module, before, after) in CANARIES.items():
+            path = REPO_ROOT / module
+            with restore_contents(path):
+                source = path.read_text()
+                assert source.count(before) == 1, f"canary {where}: {module} changed; update CANARIES"
+                path.write_text(source.replace(before, after))
+                for sid in CANARY_SCENARIOS:
+                    expect(sid, False, f"rlc mutation canary in {'the driver' if where == 'driver' else 'an actor'}")
+        for sid in CANARY_SCENARIOS:
+            expect(sid, True)
+    finally:
+        runner.close()
+    print("canary: the mutant on disk is what drivers and Ray workers run" if not failures
+          else f"canary: FAILED for {failures}")
+    return 1 if failures else 0
+
+
+def check_pristine() -> None:
+    """impl/ as committed: a mutant left by a killed run would be measured as the reference."""
+    import subprocess
+
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "impl"], cwd=REPO_ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        raise SystemExit(f"error: impl/ differs from the commit (a mutant left by a killed run? "
+                         f"`git checkout impl/` restores it):\n{dirty}")
+
+
+def cmd_run(args) -> int:
+    """cosmic-ray exec with the rlc-scenarios distributor, for at most
+    ``--minutes`` (then it stops between two mutants; rerun to resume)."""
+    import fcntl
+    import tempfile
+    import time
+
+    from cosmic_ray.cli import main as cosmic_ray
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    import sqlite3
+
+    from conformance.mutation.distributor import SHALLOW, killer_of
+
+    db = Path(args.session or session_path(args.profile))
+    if not db.exists():
+        raise SystemExit(f"error: no session {db}: run `python -m conformance mutate init` first")
+    coverage = Path(args.coverage or RESULTS / f"coverage-{args.profile}.json")
+    if not coverage.exists():
+        raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
+                         f"coverage --profile {args.profile}` first")
+    check_pristine()
+    # the mutants are written into this tree: one mutation run per tree
+    (REPO_ROOT / "reports").mkdir(exist_ok=True)
+    lock = open(REPO_ROOT / "reports" / ".mutation-tree.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise SystemExit("error: another mutation run writes mutants into this tree; run "
+                         "another shard from another copy (git worktree add) with --session")
+    kills, shallow = [], {}
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        for item, result in work_db.completed_work_items:
+            killer = killer_of(result.output)
+            if killer:
+                m = item.mutations[0]
+                kills.append((str(m.module_path), m.start_pos[0], killer))
+            elif args.deep and (result.output or "").startswith(SHALLOW):
+                shallow[item.job_id] = result.output.splitlines()[1].split()[1:]
+    if shallow:  # pending again, with what they passed already
+        with sqlite3.connect(db) as conn:
+            conn.executemany("delete from work_results where job_id = ?", [(j,) for j in shallow])
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"kills": kills, "shallow": shallow}, f)
+    os.environ.update({
+        "RLC_MUTATION_PROFILE": args.profile, "RLC_MUTATION_COVERAGE": str(coverage),
+        "RLC_MUTATION_KILLS": f.name, "RLC_MUTATION_SHARD": args.shard or "",
+        "RLC_MUTATION_STOP_AT": str(time.time() + 60 * args.minutes) if args.minutes else "",
+        "RLC_MUTATION_BUDGET": str(args.budget or 0),
+    })
+    os.chdir(REPO_ROOT)
+    started = time.monotonic()
+    try:
+        code = cosmic_ray(["exec", str(CONFIG), str(db)])
+    finally:
+        os.unlink(f.name)
+    print(f"mutate run: {time.monotonic() - started:.0f} s; {counts(db)}")
+    return int(code or 0)
+
+
+def cmd_report(args) -> int:
+    """mutants-P.json, score.json and report.md from the sessions there are."""
+    from conformance.mutation import report
+
+    profiles = {}
+    for profile in ("quick", "full"):
+        db = Path(getattr(args, f"{profile}_session") or session_path(profile))
+        if db.exists():
+            profiles[profile] = report.load_session(db)
+        elif (RESULTS / f"mutants-{profile}.json").exists():  # committed, no local session
+            profiles[profile] = json.loads((RESULTS / f"mutants-{profile}.json").read_text())
+    if not profiles:
+        raise SystemExit("error: no session and no committed results: run `mutate init` and `mutate run`")
+    scores = report.write(RESULTS, profiles, RESULTS / "answers.txt", {})
+    for profile, s in scores.items():
+        a = s["all"]
+        print(f"{profile}: {a['killed']} killed, {a['survived']} survived (open), {a['equivalent']} equivalent, "
+              f"{a['skipped']} filtered, {a['pending']} pending: score {a['score']}")
+    print(f"written: {RESULTS / 'report.md'}")
+    return 0
+
+
+def cmd_sample(args) -> int:
+    """The CI ratchet: ``--count`` mutants the committed results say are
+    killed (chosen by ``--seed``), each against the scenario that killed it;
+    exit 1 if one now survives, 2 if impl/ changed under the results."""
+    import random
+    import time
+
+    from cosmic_ray.mutating import use_mutation
+    from cosmic_ray.plugins import get_operator
+
+    from conformance import catalog
+    from conformance.mutation.distributor import _diff
+    from conformance.mutation.runner import ScenarioRunner
+
+    check_pristine()
+    rows = json.loads((RESULTS / f"mutants-{args.profile}.json").read_text())
+    killed = sorted((r for r in rows if r["outcome"] == "killed" and r["killer"]), key=lambda r: r["key"])
+    chosen = random.Random(args.seed).sample(killed, min(args.count, len(killed)))
+    started = time.monotonic()
+    runner = ScenarioRunner()
+    survived, stale = [], []
+    os.chdir(REPO_ROOT)
+    try:
+        for r in chosen:
+            operator = get_operator(r["operator"])()
+            with use_mutation(Path(r["module"]), operator, r["occurrence"]) as (original, mutated):
+                if mutated is None or _diff(original, mutated, r["module"]) != r["diff"]:
+                    stale.append(r["key"])
+                    print(f"STALE    {r['key']}: impl/ changed since the results", flush=True)
+                    continue
+                outcome = runner.outcome(catalog.find(r["killer"]))
+            verdict = "killed" if not outcome.passed else "SURVIVED"
+            print(f"{verdict:8} {r['key']} by {outcome.line()}", flush=True)
+            if outcome.passed:
+                survived.append(r["key"])
+    finally:
+        runner.close()
+    print(f"mutate sample: {len(chosen)} mutants (seed {args.seed}) in {time.monotonic() - started:.0f} s: "
+          f"{len(chosen) - len(survived) - len(stale)} still killed, {len(survived)} survived, "
+          f"{len(stale)} stale")
+    if stale:
+        print("impl/ changed since ci/results/mutation/ was generated: rerun the analysis "
+              "(docs/mutation.md) and commit the results")
+        return 2
+    if survived:
+        print("a mutant the committed results say is killed now survives its killer: the suite lost "
+              "detection power (repro: python -m conformance mutate sample --seed "
+              f"{args.seed} --count {args.count})")
+        return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    os.environ.update(RAY_ENV)
+    parser = argparse.ArgumentParser(prog="python -m conformance mutate",
+                                     description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("coverage", help="measure which scenarios run which line")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"))
+    p.add_argument("--scenario", action="append", help="only ids matching this glob")
+    p.add_argument("--merge", action="store_true", help="measure only the scenarios the map lacks "
+                   "(e.g. new ones; with --scenario: those again) and merge them into it")
+    p.add_argument("--out")
+    p.set_defaults(func=cmd_coverage)
+    p = sub.add_parser("canary", help="prove the mutant on disk is what drivers and actors run")
+    p.set_defaults(func=cmd_canary)
+    p = sub.add_parser("init", help="a new cosmic-ray session of every mutant of impl/")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"),
+                   help="full: from the finished quick session, its survivors pending again")
+    p.add_argument("--session", help=f"the session database (default {session_path('quick')})")
+    p.set_defaults(func=cmd_init)
+    p = sub.add_parser("run", help="run (or resume) the session's pending mutants")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"))
+    p.add_argument("--session", help="the session database (default reports/mutation/session-PROFILE.sqlite)")
+    p.add_argument("--coverage", help="the coverage map (default ci/results/mutation/coverage-PROFILE.json)")
+    p.add_argument("--shard", metavar="I/N", help="only the mutants of shard I of N (run each shard "
+                   "in its own copy of the tree, all on one --session)")
+    p.add_argument("--minutes", type=float, help="start no mutant after this many minutes")
+    p.add_argument("--budget", type=int, help="a first pass: at most this many scenarios per mutant "
+                   "(its survivors are shallow: the score a lower bound)")
+    p.add_argument("--deep", action="store_true", help="the shallow survivors again, with the "
+                   "covering scenarios they did not run")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("report", help="write ci/results/mutation/ from the sessions")
+    p.add_argument("--quick-session")
+    p.add_argument("--full-session")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("sample", help="CI ratchet: a seeded sample of killed mutants must stay killed")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"))
+    p.add_argument("--count", type=int, default=10)
+    p.add_argument("--seed", type=int, default=27)
+    p.set_defaults(func=cmd_sample)
+    args = parser.parse_args(argv)
+    use_mutation_extra()
+    return args.func(args)

@@ -1,0 +1,139 @@
+"""Which scenarios execute which line of ``impl/``: measured once, stored.
+
+``python -m conformance mutate coverage --profile P`` runs every scenario of
+the profile once against the unmutated reference, one at a time, with
+coverage.py in the driver (``covdriver``) and in every Ray worker
+(``covhook/sitecustomize.py``), and writes
+``ci/results/mutation/coverage-P.json``:
+
+- ``lines``: ``{module: {line: [scenario ids]}}``;
+- ``baseline``: per scenario, its verdict and duration on the reference
+  (only a scenario that passes there can kill a mutant).
+
+Attribution: a driver's data carries its scenario as coverage context; a
+worker's carries it too when it inherited the driver's environment (a
+``local`` driver starts its own raylet), otherwise (``multinode``: the
+raylets are the cluster's) the job the worker ran, matched with the jobs the
+scenario's driver recorded in its final probe.
+"""
+from __future__ import annotations
+
+import fnmatch
+import glob
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from conformance import catalog
+from fixtures.rayenv import REPO_ROOT
+
+HOOK = Path(__file__).with_name("covhook")
+
+
+def hook_dir(scratch: str) -> str:
+    """A directory holding only the worker hook and coverage.py: what goes on
+    the PYTHONPATH of the session's processes (not the rest of the mutation
+    extra, whose aiohttp would change what ``ray.init`` starts)."""
+    import coverage
+
+    path = os.path.join(scratch, "hook")
+    os.makedirs(path)
+    os.symlink(HOOK / "sitecustomize.py", os.path.join(path, "sitecustomize.py"))
+    os.symlink(os.path.dirname(coverage.__file__), os.path.join(path, "coverage"))
+    return path
+
+
+def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict | None = None) -> dict:
+    """Run the profile under coverage; write and return the map. ``reuse``:
+    a map measured before (the quick profile's, for the full one) whose
+    scenarios are not run again but merged in."""
+    from conformance.mutation.runner import ScenarioRunner
+
+    scratch = tempfile.mkdtemp(prefix="rlc-coverage-")
+    data_dir = os.path.join(scratch, "data")
+    os.makedirs(data_dir)
+    os.environ.update({
+        "RLC_COVERAGE_DIR": data_dir,
+        "RLC_COVERAGE_INCLUDE": str(REPO_ROOT / "impl" / "*"),
+        "PYTHONPATH": os.pathsep.join([hook_dir(scratch), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    })
+    scenarios = catalog.scenarios(("local", "multinode"), profile)
+    if scenario_filter:
+        scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, p) for p in scenario_filter)]
+    if reuse:
+        scenarios = [s for s in scenarios if s.id not in reuse["baseline"]]
+    runner = ScenarioRunner(entry=("conformance.mutation.covdriver", "main"))
+    baseline, jobs = {}, {}
+    started = time.monotonic()
+    try:
+        for k, scenario in enumerate(scenarios, 1):
+            entry, history = runner.run(scenario)
+            baseline[scenario.id] = {"verdict": entry["verdict"], "oracles": entry["oracles"],
+                                     "duration": entry["duration"], "fixture": scenario.fixture}
+            if scenario.fixture != "local":  # a local runtime's job ids start again each time
+                for job in (history.final or {}).get("jobs") or []:
+                    jobs.setdefault(job, []).append(scenario.id)
+            log(f"[{k}/{len(scenarios)}] {entry['verdict']:5} {entry['duration']:6.1f}s {scenario.id}")
+    finally:
+        runner.close()
+    lines = attribute(data_dir, jobs)
+    shutil.rmtree(scratch, ignore_errors=True)
+    if reuse:
+        baseline = {**reuse["baseline"], **baseline}
+        for module, per in reuse["lines"].items():
+            for line, ids in per.items():
+                lines.setdefault(module, {})[line] = sorted(set(lines.get(module, {}).get(line, [])) | set(ids))
+    seconds = time.monotonic() - started + (reuse or {}).get("seconds", 0.0)
+    result = {"profile": profile, "seconds": round(seconds, 1), "baseline": baseline, "lines": lines}
+    with open(out, "w") as f:
+        f.write(compact(result))
+    return result
+
+
+def compact(result: dict) -> str:
+    """The map as stored: scenario ids listed once, lines naming them by index
+    (2.7 MB of ids become a few hundred KB)."""
+    ids = sorted(result["baseline"])
+    index = {sid: k for k, sid in enumerate(ids)}
+    lines = {m: {ln: [index[s] for s in sids] for ln, sids in per.items()}
+             for m, per in result["lines"].items()}
+    head = {k: v for k, v in result.items() if k != "lines"}
+    body = ",\n".join(f"{json.dumps(m)}: {json.dumps(per)}" for m, per in sorted(lines.items()))
+    return (json.dumps({**head, "scenarios": ids}, indent=1, sort_keys=True)[:-2]
+            + f',\n "lines": {{\n{body}\n}}\n}}\n')
+
+
+def load(path) -> dict:
+    """The map with scenario ids in place of indices."""
+    with open(path) as f:
+        stored = json.load(f)
+    ids = stored.get("scenarios")
+    if ids is not None:
+        stored["lines"] = {m: {ln: [ids[k] for k in ks] for ln, ks in per.items()}
+                           for m, per in stored["lines"].items()}
+    return stored
+
+
+def attribute(data_dir: str, jobs: dict) -> dict:
+    """``{module: {line: [scenario ids]}}`` from every data file of the run."""
+    from coverage import CoverageData
+
+    lines: dict = {}
+    for path in glob.glob(os.path.join(data_dir, ".coverage.*")):
+        data = CoverageData(path)
+        data.read()
+        owners = {c for c in data.measured_contexts() if c}
+        if not owners:  # a worker of a connected driver: its job says whose
+            pid = path.rsplit(".", 1)[-1] if ".worker." in path else None
+            job_file = os.path.join(data_dir, f"{pid}.job")
+            if pid and os.path.exists(job_file):
+                owners = set(jobs.get(Path(job_file).read_text().strip(), []))
+        for measured in data.measured_files():
+            module = os.path.relpath(measured, REPO_ROOT)
+            for line in data.lines(measured) or []:
+                lines.setdefault(module, {}).setdefault(str(line), set()).update(owners)
+    return {m: {ln: sorted(ids) for ln, ids in sorted(per.items(), key=lambda x: int(x[0]))}
+            for m, per in sorted(lines.items())}

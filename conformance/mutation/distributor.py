@@ -1,0 +1,220 @@
+"""cosmic-ray's distributor ``rlc-scenarios``: each mutant against the
+scenarios that execute its lines, stopping at the first kill.
+
+cosmic-ray's own loop (``cosmic-ray exec``) hands us the session's pending
+work items and records each result in the session database, so a run that
+stops (killed, or its time is up) resumes with what is still pending. Per
+mutant:
+
+1. **Selection**: the scenarios of the profile whose coverage (driver and
+   Ray workers, ``coverage_map``) includes a line of the mutation, among
+   those that pass on the unmutated reference.
+2. **Order**: first the scenarios that killed mutants within
+   ``NEARBY`` lines of this one in the same module (most kills first), then
+   ``multinode`` before ``local`` (a connected driver skips a runtime's
+   start: median 2.4 s against 5.6 s), then the shortest on the reference.
+3. **Mutation**: cosmic-ray applies it to the file on disk
+   (``use_mutation``) and puts the original back afterwards; the runner's
+   drivers and Ray workers import ``impl`` from disk (``runner``).
+4. **Budget** (a first pass): at most ``RLC_MUTATION_BUDGET`` scenarios per
+   mutant; a mutant they all pass is a *shallow* survivor, counted as
+   surviving (the score is then a lower bound) until ``--deep`` runs its
+   other covering scenarios. Kills come early in the order (measured: see
+   the results README), survivors run every covering scenario (~90 on the
+   quick profile): the first pass gives a score in a fraction of the time.
+5. **Order of mutants**: pseudo-random, fixed by cosmic-ray's job ids, so
+   any prefix of a run is a uniform sample of the mutants.
+6. **Kill**: a scenario that passes on the reference and does not pass
+   under the mutant. A failure whose oracles depend on timing (or a hang, or
+   a harness error) is run again at once and counts only if it does not
+   pass again (``runner.needs_confirmation``); a flip is noted in the
+   result and the next scenario runs.
+
+Run-time settings come from the environment (set by ``mutate run``):
+``RLC_MUTATION_PROFILE``, ``RLC_MUTATION_SHARD`` (``I/N``: the work items
+whose job id hashes to I), ``RLC_MUTATION_STOP_AT`` (a Unix time after which
+no new mutant starts), ``RLC_MUTATION_COVERAGE`` (the map's path),
+``RLC_MUTATION_KILLS`` (the kills already in the session, for the order, and
+what the shallow survivors passed), ``RLC_MUTATION_BUDGET`` (scenarios per
+mutant in a first, shallow pass; 0: all).
+"""
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from pathlib import Path
+
+from cosmic_ray.distribution.distributor import Distributor
+from cosmic_ray.mutating import use_mutation
+from cosmic_ray.plugins import get_operator
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+from conformance import catalog
+from conformance.mutation import coverage_map
+from conformance.mutation.runner import ScenarioRunner, load_json
+
+#: lines: a kill within this distance in the same module puts its scenario first
+NEARBY = 12
+KILLED_BY = "killed by "
+#: a survivor of the first pass (``RLC_MUTATION_BUDGET``: at most that many
+#: scenarios per mutant); ``mutate run --deep`` gives it the rest
+SHALLOW = "survived-shallow: "
+_SHALLOW_PASSED: dict = {}  # job id -> scenarios it passed in the first pass (``--deep``)
+
+
+def shallow_passed(job_id: str) -> set:
+    return _SHALLOW_PASSED.get(job_id, set())
+
+
+class TimeUp(Exception):
+    """The run's time is up in the middle of a mutant: it stays pending."""
+
+
+def in_shard(job_id: str, shard: str | None) -> bool:
+    if not shard:
+        return True
+    index, count = (int(x) for x in shard.split("/"))
+    return zlib.crc32(job_id.encode()) % count == index - 1
+
+
+class Selection:
+    """Which scenarios to run for a mutation, in which order."""
+
+    def __init__(self, coverage: dict, profile: str):
+        ids = {s.id for s in catalog.scenarios(("local", "multinode"), profile)}
+        if profile == "full":  # its pending mutants are the quick profile's survivors
+            ids -= {s.id for s in catalog.scenarios(("local", "multinode"), "quick")}
+        self.baseline = {sid: b for sid, b in coverage["baseline"].items()
+                         if b["verdict"] == "pass" and sid in ids}
+        self.lines = coverage["lines"]
+        self.kills: list = []  # (module, line, scenario id) of kills so far
+
+    def covering(self, module: str, first: int, last: int, statement: int | None = None) -> set:
+        """Scenarios that executed a line of the mutation or the first line of
+        the statement around it (coverage.py records a statement spread over
+        lines at its first line: a parameter of a ``def``, a continued call)."""
+        per = self.lines.get(module, {})
+        found = set()
+        for line in {*range(first, last + 1), *([statement] if statement else [])}:
+            found.update(per.get(str(line), ()))
+        return found & set(self.baseline)
+
+    def order(self, module: str, line: int, scenario_ids) -> list:
+        near: dict = {}
+        for m, ln, sid in self.kills:
+            if m == module and abs(ln - line) <= NEARBY:
+                near[sid] = near.get(sid, 0) + 1
+        return sorted(scenario_ids, key=lambda sid: (
+            -near.get(sid, 0), self.baseline[sid]["fixture"] != "multinode",
+            self.baseline[sid]["duration"], sid))
+
+
+STATEMENTS = ("simple_stmt", "funcdef", "classdef", "decorated", "if_stmt", "while_stmt",
+              "for_stmt", "with_stmt", "try_stmt")
+
+
+def statement_line(source: str, position: tuple) -> int | None:
+    """The first line of the statement (or compound statement's header)
+    holding ``position``."""
+    import parso
+
+    node = parso.parse(source).get_leaf_for_position(tuple(position), include_prefixes=True)
+    while node is not None and node.type not in STATEMENTS:
+        node = node.parent
+    return None if node is None else node.start_pos[0]
+
+
+def killer_of(output: str | None) -> str | None:
+    if output and output.startswith(KILLED_BY):
+        return output[len(KILLED_BY):].split(" ", 1)[0]
+    return None
+
+
+class ScenarioDistributor(Distributor):
+    """Runs pending mutants one after another in this process's tree."""
+
+    def __call__(self, pending_work, test_command, timeout, distributor_config, on_task_complete):
+        profile = os.environ.get("RLC_MUTATION_PROFILE", "quick")
+        shard = os.environ.get("RLC_MUTATION_SHARD")
+        stop_at = float(os.environ.get("RLC_MUTATION_STOP_AT") or "inf")
+        selection = Selection(coverage_map.load(os.environ["RLC_MUTATION_COVERAGE"]), profile)
+        if os.environ.get("RLC_MUTATION_KILLS"):  # the kills of the session so far (resumed)
+            known = load_json(os.environ["RLC_MUTATION_KILLS"])
+            selection.kills = [tuple(k) for k in known["kills"]]
+            _SHALLOW_PASSED.update({job: set(ids) for job, ids in known["shallow"].items()})
+        # a pseudo-random order fixed by the job ids: any prefix of a run (a
+        # chunk, a run stopped early) is a uniform sample of the mutants, so a
+        # partial score is an unbiased estimate, not the first modules' score
+        pending = sorted((item for item in pending_work if in_shard(item.job_id, shard)),
+                         key=lambda item: (zlib.crc32(item.job_id.encode()[::-1]), item.job_id))
+        runner = ScenarioRunner()
+        done = 0
+        try:
+            for item in pending:
+                if time.time() >= stop_at:
+                    print(f"mutate: time is up after {done} mutant(s); rerun to resume", flush=True)
+                    break
+                started = time.monotonic()
+                try:
+                    result = self.one(item, selection, runner, stop_at)
+                except TimeUp:
+                    print(f"mutate: time is up in a mutant, left pending, after {done} mutant(s); "
+                          f"rerun to resume", flush=True)
+                    break
+                on_task_complete(item.job_id, result)
+                done += 1
+                mutation = item.mutations[0]
+                print(f"mutate: {result.test_outcome.value if result.test_outcome else result.worker_outcome.value}"
+                      f" {time.monotonic() - started:6.1f}s {mutation.module_path}:{mutation.start_pos[0]} "
+                      f"{mutation.operator_name} #{mutation.occurrence}: "
+                      f"{(result.output or '').splitlines()[0] if result.output else ''}", flush=True)
+        finally:
+            runner.close()
+
+    def one(self, item, selection: Selection, runner: ScenarioRunner, stop_at: float) -> WorkResult:
+        (mutation,) = item.mutations
+        module = str(mutation.module_path)
+        first, last = mutation.start_pos[0], mutation.end_pos[0]
+        statement = statement_line(Path(module).read_text(), mutation.start_pos)
+        scenario_ids = selection.order(module, first, selection.covering(module, first, last, statement))
+        operator = get_operator(mutation.operator_name)(**(mutation.operator_args or {}))
+        with use_mutation(Path(module), operator, mutation.occurrence) as (original, mutated):
+            if mutated is None:
+                return WorkResult(worker_outcome=WorkerOutcome.NO_TEST)
+            diff = _diff(original, mutated, module)
+            if not scenario_ids:
+                return WorkResult(output="survived: no scenario of the profile executes these lines",
+                                  diff=diff, test_outcome=TestOutcome.SURVIVED,
+                                  worker_outcome=WorkerOutcome.NORMAL)
+            passed_before = shallow_passed(item.job_id)
+            todo = [sid for sid in scenario_ids if sid not in passed_before]
+            budget = int(os.environ.get("RLC_MUTATION_BUDGET") or 0)
+            flips = []
+            for k, sid in enumerate(todo, 1):
+                if time.time() >= stop_at:
+                    raise TimeUp()
+                if budget and k > budget:
+                    lines = [f"{SHALLOW}{budget} of {len(scenario_ids)} covering scenario(s) passed",
+                             f"passed: {' '.join(sorted(passed_before | set(todo[:budget])))}", *flips]
+                    return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.SURVIVED,
+                                      worker_outcome=WorkerOutcome.NORMAL)
+                outcome = runner.outcome(catalog.find(sid))
+                if len(outcome.runs) > 1 and outcome.passed:
+                    flips.append(outcome.line())
+                if not outcome.passed:
+                    selection.kills.append((module, first, sid))
+                    lines = [f"{KILLED_BY}{sid} ({outcome.verdict} {','.join(outcome.oracles) or '-'};"
+                             f" scenario {k + len(passed_before)} of {len(scenario_ids)})", outcome.line(), *flips]
+                    return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.KILLED,
+                                      worker_outcome=WorkerOutcome.NORMAL)
+            lines = [f"survived: {len(scenario_ids)} covering scenario(s) passed", *flips]
+            return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.SURVIVED,
+                              worker_outcome=WorkerOutcome.NORMAL)
+
+
+def _diff(original: str, mutated: str, module: str) -> str:
+    import difflib
+
+    return "\n".join(difflib.unified_diff(original.split("\n"), mutated.split("\n"),
+                                          fromfile=f"a/{module}", tofile=f"b/{module}", lineterm="", n=1))

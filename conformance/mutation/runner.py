@@ -1,0 +1,118 @@
+"""Scenarios of the reference run against whatever ``impl/`` holds on disk now.
+
+One long-lived :class:`ScenarioRunner` per mutation process: one session
+(fork server, ``multinode`` cluster), reused by every mutant. What makes a
+mutant on disk the code that runs:
+
+- the fork server preloads the harness only, never ``impl`` (nor the
+  reference adapter's module, which would import it): each driver, a fork,
+  imports ``impl`` from disk, and Ray's workers import it from disk when
+  the driver creates its actors (a worker serves one job: a new driver's
+  actors are new processes; ``python -m conformance mutate canary`` checks
+  both on both fixtures);
+- no bytecode cache: ``PYTHONDONTWRITEBYTECODE=1`` for every process of the
+  session and ``impl/__pycache__`` removed at start, because a ``.pyc`` is
+  trusted by the source's mtime (whole seconds) and size, and a mutant
+  written in the same second as the file it replaces, with the same size
+  (``<`` to ``>``), would run the cached original.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+
+from conformance.execute import DRIVER_ENTRY, history_file, run_scenario
+from conformance.history import History, read_history
+from fixtures.rayenv import REPO_ROOT
+
+IMPL = "reference"
+#: what the fork server imports once: the harness, not the code under test
+PRELOAD = ["conformance.driver", "conformance.verbs", "fixtures.gcs"]
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+#: oracles whose verdict depends on the machine's speed: a failure naming one
+#: of them (or a hang, or a harness error) is confirmed by a second run
+#: before it counts as a kill
+TIMING_ORACLES = frozenset({
+    "teardown_within_bound", "liveness_reports_death", "use_after_close_clear_error",
+    "fails_clearly", "threads_joined", "own_actors_dead_after_teardown", "no_hang",
+})
+
+
+@dataclass
+class Outcome:
+    """One scenario's verdict under the code on disk (and its confirmation)."""
+
+    scenario: str
+    verdict: str
+    oracles: list
+    duration: float
+    confirmed: bool = False  # a second run agreed (or none was needed)
+    runs: list = field(default_factory=list)  # (verdict, oracles) of each run
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def line(self) -> str:
+        runs = "; ".join(f"{v} {','.join(o) or '-'}" for v, o in self.runs)
+        return f"{self.scenario}: {runs}"
+
+
+def needs_confirmation(verdict: str, oracles) -> bool:
+    return verdict in ("hang", "error") or bool(TIMING_ORACLES & set(oracles))
+
+
+class ScenarioRunner:
+    """Runs scenarios one at a time in a session that never preloads ``impl``."""
+
+    def __init__(self, extra_env: dict | None = None, entry: tuple = DRIVER_ENTRY):
+        from conformance.registry import load_adapter
+        from fixtures.session import SessionResources
+
+        shutil.rmtree(REPO_ROOT / "impl" / "__pycache__", ignore_errors=True)
+        os.environ.update(NO_BYTECODE)
+        self.adapter = load_adapter(IMPL)
+        self.entry = entry
+        self.session = SessionResources(preload=PRELOAD, extra_env={**NO_BYTECODE, **(extra_env or {})})
+        self.scratch = tempfile.TemporaryDirectory(prefix="rlc-mutate-")
+        self.count = 0
+
+    def run(self, scenario) -> tuple[dict, History]:
+        """One run: the report entry and the driver's history."""
+        self.count += 1
+        workdir = os.path.join(self.scratch.name, f"run-{self.count}")
+        entry = run_scenario(scenario, IMPL, self.adapter, self.session, workdir, entry=self.entry)
+        history = History(read_history(history_file(workdir)), expected_ops=len(scenario.ops))
+        shutil.rmtree(workdir, ignore_errors=True)
+        return entry, history
+
+    def outcome(self, scenario, confirm: bool = True) -> Outcome:
+        """The scenario's verdict; a timing-sensitive failure is run again
+        and counts only if the second run fails too (a busy machine must not
+        fake a kill): the outcome is then the second run's."""
+        entry, _ = self.run(scenario)
+        result = Outcome(scenario.id, entry["verdict"], entry["oracles"], entry["duration"],
+                         runs=[(entry["verdict"], entry["oracles"])])
+        if result.passed or not confirm or not needs_confirmation(result.verdict, result.oracles):
+            result.confirmed = True
+            return result
+        again, _ = self.run(scenario)
+        result.runs.append((again["verdict"], again["oracles"]))
+        result.duration += again["duration"]
+        result.confirmed = again["verdict"] != "pass"
+        if not result.confirmed:
+            result.verdict, result.oracles = "pass", []
+        return result
+
+    def close(self) -> None:
+        self.session.close()
+        self.scratch.cleanup()
+
+
+def load_json(path) -> dict:
+    with open(path) as f:
+        return json.load(f)

@@ -1,0 +1,238 @@
+"""Mutation analysis (``python -m conformance mutate``): the operators, the
+annotation filter, the scenario selection, the kill confirmation, and the
+committed results: every module of impl/ covered, every survivor answered
+once, the score not below its recorded floor.
+
+cosmic-ray lives in ``$VENV/mutation-site`` (``RLC_EXTRAS=mutation``), off
+the venv's path: a test puts it on ``sys.path`` only while it runs. What it
+imports stays imported (aiohttp among them); Ray's dashboard check is not
+affected (measured: ``ray.dashboard.optional_deps`` also needs aiohttp_cors,
+opencensus, prometheus_client, none of them there).
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.mutation.runner import needs_confirmation
+from fixtures.rayenv import REPO_ROOT
+
+SITE = Path(sys.prefix) / "mutation-site"
+PLUGINS = REPO_ROOT / "conformance" / "mutation" / "plugins"
+RESULTS = REPO_ROOT / "ci" / "results" / "mutation"
+WANTED = "mutation" in os.environ.get("RLC_EXTRAS", "").split(",")
+
+
+@pytest.fixture
+def cosmic_ray_path(monkeypatch):
+    if not (SITE / "cosmic_ray").is_dir():
+        if WANTED:
+            pytest.fail(f"RLC_EXTRAS names mutation but {SITE} has no cosmic_ray")
+        pytest.skip("the mutation extra is not installed (RLC_EXTRAS=mutation bash ci/setup.sh)")
+    monkeypatch.syspath_prepend(str(SITE))
+    monkeypatch.syspath_prepend(str(PLUGINS))
+
+
+def test_lifecycle_operators_mutate_as_their_examples_say(cosmic_ray_path):
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator, operator_names
+
+    from conformance.mutation import operators
+
+    assert {f"rlc/{name}" for name in operators.OPERATORS} <= set(operator_names())
+    for name in operators.OPERATORS:
+        op = get_operator(f"rlc/{name}")
+        for example in op.examples():
+            got = mutate_code(example.pre_mutation_code, op(), example.occurrence)
+            assert (example.pre_mutation_code if got is None else got) == example.post_mutation_code, name
+
+
+def test_teardown_statement_deletion_hits_only_teardown_functions(cosmic_ray_path):
+    from cosmic_ray.mutating import mutate_code
+
+    from conformance.mutation.operators import DeleteTeardownStatement
+
+    code = ('def shutdown(self):\n    """Doc."""\n    self.stop()\n    return x\n'
+            'def sample(self):\n    self.stop()\n')
+    mutants = [mutate_code(code, DeleteTeardownStatement(), k) for k in range(3)]
+    assert mutants[0] == code.replace("    self.stop()\n    return", "    pass\n    return", 1)
+    assert mutants[1] == code.replace("    return x\n", "    pass\n")
+    assert mutants[2] is None  # sample() is no teardown; the docstring stays
+
+
+def test_annotations_are_recognised_and_expressions_are_not(cosmic_ray_path):
+    import parso
+
+    from conformance.mutation.filters import in_annotation
+
+    code = ("from __future__ import annotations\n"
+            "def f(a: dict | None = x | y, *, b: int = 1) -> list | None:\n"
+            "    c: int | None = d | e\n"
+            "    return a | b\n")
+    tree = parso.parse(code)
+    leaf = tree.get_leaf_for_position
+    assert in_annotation(leaf((2, 14)))  # a: dict | None
+    assert not in_annotation(leaf((2, 25)))  # = x | y, a default
+    assert in_annotation(leaf((2, 52)))  # -> list | None
+    assert in_annotation(leaf((3, 11)))  # c: int | None
+    assert not in_annotation(leaf((3, 20)))  # = d | e
+    assert not in_annotation(leaf((4, 13)))  # return a | b
+
+
+def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_ray_path):
+    from conformance.mutation.distributor import Selection
+
+    coverage = {"baseline": {
+        "order/local/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 5.0, "fixture": "local"},
+        "order/multinode/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 3.0,
+                                                                "fixture": "multinode"},
+        "exhaustion/multinode/user/async": {"verdict": "pass", "duration": 2.0, "fixture": "multinode"},
+        "double_close/multinode/user/buffer-twice": {"verdict": "fail", "duration": 1.0, "fixture": "multinode"},
+    }, "lines": {"impl/x.py": {"10": ["order/local/user/collector>buffer>evaluator>ray",
+                                      "order/multinode/user/collector>buffer>evaluator>ray",
+                                      "exhaustion/multinode/user/async",
+                                      "double_close/multinode/user/buffer-twice"]}}}
+    selection = Selection(coverage, "quick")
+    found = selection.covering("impl/x.py", 9, 10)
+    assert "double_close/multinode/user/buffer-twice" not in found  # fails on the reference: kills nothing
+    assert selection.order("impl/x.py", 10, found) == [
+        "exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
+        "order/local/user/collector>buffer>evaluator>ray"]
+    selection.kills.append(("impl/x.py", 14, "order/local/user/collector>buffer>evaluator>ray"))
+    assert selection.order("impl/x.py", 10, found)[0] == "order/local/user/collector>buffer>evaluator>ray"
+    assert selection.order("impl/y.py", 10, found)[0] == "exhaustion/multinode/user/async"
+
+
+def test_a_timing_failure_is_confirmed_before_it_counts_as_a_kill():
+    assert needs_confirmation("fail", ["teardown_within_bound"])
+    assert needs_confirmation("hang", ["no_hang"])
+    assert needs_confirmation("error", [])
+    assert not needs_confirmation("fail", ["calls_succeed", "no_leftover_actor"])
+    assert not needs_confirmation("crash", ["no_crash"])
+
+
+def test_committed_results_cover_every_module_of_impl():
+    rows = json.loads((RESULTS / "mutants-quick.json").read_text())
+    modules = {r["module"] for r in rows}
+    excluded = {"impl/bench.py"}  # ci/mutation.toml says why
+    # no operator applies: three exception classes, a message built by an
+    # f-string (cosmic-ray mutates no string), no condition, no teardown
+    no_site = {"impl/errors.py"}
+    assert modules | no_site == {f"impl/{p.name}" for p in (REPO_ROOT / "impl").glob("*.py")} - excluded
+
+
+def test_every_survivor_has_exactly_one_answer():
+    from conformance.mutation.report import load_answers
+
+    answers = load_answers(RESULTS / "answers.txt")
+    keys = [line.split("  ", 1)[0] for line in (RESULTS / "answers.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert len(keys) == len(set(keys)), "a mutant answered twice"
+    survivors = set()
+    for profile in ("quick", "full"):
+        path = RESULTS / f"mutants-{profile}.json"
+        if path.exists():
+            survivors |= {r["key"] for r in json.loads(path.read_text()) if r["outcome"] == "survived"}
+    assert survivors <= set(answers), f"unanswered survivors: {sorted(survivors - set(answers))[:5]}"
+    assert set(answers) <= survivors, f"answers of no survivor: {sorted(set(answers) - survivors)[:5]}"
+
+
+def test_the_committed_score_is_not_below_its_floor():
+    """A floor only rises; lowering one needs its reason in the results'
+    README, under "Score drops", naming the profile and the new floor."""
+    scores = json.loads((RESULTS / "score.json").read_text())
+    floors = json.loads((RESULTS / "floor.json").read_text())
+    readme = (RESULTS / "README.md").read_text()
+    for profile, floor in floors.items():
+        assert scores[profile]["all"]["score"] >= floor["score"], (profile, scores[profile]["all"], floor)
+        if floor.get("lowered"):
+            assert f"floor {profile} {floor['score']}" in readme.split("## Score drops", 1)[-1], profile
+
+
+def test_mutants_inside_a_logger_call_are_recognised(cosmic_ray_path):
+    import parso
+
+    from conformance.mutation.filters import in_log_call
+
+    code = ("def f(x):\n"
+            "    if x > 1:\n"
+            "        logger.warning('%s: %d left', x, len(x) + 1)\n"
+            "    return x + 1\n")
+    leaf = parso.parse(code).get_leaf_for_position
+    assert in_log_call(leaf((3, 8)))  # the whole call (a deleted statement)
+    assert in_log_call(leaf((3, 47)))  # len(x) + 1 in its arguments
+    assert not in_log_call(leaf((2, 9)))  # the condition around it
+    assert not in_log_call(leaf((4, 13)))  # return x + 1
+
+
+def test_the_full_profile_runs_only_what_quick_does_not_have(cosmic_ray_path):
+    """Its pending mutants are the quick profile's survivors: they passed
+    every quick scenario covering them already."""
+    from conformance.mutation.distributor import Selection
+
+    quick_id, full_id = "exhaustion/multinode/user/async", "exhaustion/multinode/user/sync"
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
+                             for sid in (quick_id, full_id)},
+                "lines": {"impl/x.py": {"3": [quick_id, full_id]}}}
+    assert Selection(coverage, "quick").covering("impl/x.py", 3, 3) == {quick_id}
+    assert Selection(coverage, "full").covering("impl/x.py", 3, 3) == {full_id}
+
+
+def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosmic_ray_path):
+    from conformance.mutation.distributor import statement_line
+
+    code = ("def f(\n"
+            "    a,\n"
+            "    *,\n"
+            "    b=1,\n"
+            "):\n"
+            "    return g(a,\n"
+            "             b * 2)\n")
+    assert statement_line(code, (3, 4)) == 1  # the * of the signature: the def line runs
+    assert statement_line(code, (7, 15)) == 6  # inside a continued call: its statement's line
+
+
+class _FakeRunner:
+    """Outcomes by scenario id, recording what ran (no Ray)."""
+
+    def __init__(self, failing=()):
+        self.failing, self.ran = set(failing), []
+
+    def outcome(self, scenario):
+        from conformance.mutation.runner import Outcome
+
+        self.ran.append(scenario.id)
+        verdict = "fail" if scenario.id in self.failing else "pass"
+        oracles = ["calls_succeed"] if verdict == "fail" else []
+        return Outcome(scenario.id, verdict, oracles, 1.0, True, [(verdict, oracles)])
+
+
+def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import distributor
+
+    (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
+    monkeypatch.chdir(tmp_path)
+    ids = ["exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
+           "order/local/user/collector>buffer>evaluator>ray"]
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": float(k), "fixture": sid.split("/")[1]}
+                             for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
+    item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
+                                               (2, 13), (2, 14)))
+    run = distributor.ScenarioDistributor().one
+    runner = _FakeRunner(failing={ids[1]})
+    killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert killed.test_outcome.value == "killed" and runner.ran == ids[:2]
+    assert distributor.killer_of(killed.output) == ids[1] and "-    return x < 1" in killed.diff
+    assert (tmp_path / "m.py").read_text() == "def f(x):\n    return x < 1\n"  # put back
+    monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
+    runner = _FakeRunner()
+    shallow = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert shallow.test_outcome.value == "survived" and shallow.output.startswith(distributor.SHALLOW)
+    assert runner.ran == ids[:2]
+    with pytest.raises(distributor.TimeUp):  # time up inside a mutant: nothing recorded
+        run(item, distributor.Selection(coverage, "quick"), _FakeRunner(), 0.0)
