@@ -20,6 +20,7 @@ The mutation extra (``RLC_EXTRAS=mutation bash ci/setup.sh``) lives in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import os
@@ -276,55 +277,96 @@ def cmd_report(args) -> int:
     return 0
 
 
-def cmd_sample(args) -> int:
-    """The CI ratchet: ``--count`` mutants the committed results say are
-    killed (chosen by ``--seed``), each against the scenario that killed it;
-    exit 1 if one now survives, 2 if impl/ changed under the results."""
-    import random
-    import time
+def _body(diff: str) -> str:
+    """A mutant's diff without its line numbers (the ``@@`` headers): the
+    same change at the same code, wherever the lines moved to."""
+    return "\n".join(line for line in diff.splitlines() if not line.startswith("@@"))
 
+
+#: how far from its recorded occurrence a mutant is looked for in a changed module
+RELOCATE_SPAN = 40
+
+
+@contextlib.contextmanager
+def _relocated(r: dict):
+    """The committed mutant ``r`` applied to impl/ as it is now: the
+    occurrence of its operator whose diff is its diff (line numbers aside),
+    nearest the recorded one; ``None`` when the code it mutated changed (a
+    stale mutant: the results do not say whether the suite kills what is
+    there now)."""
     from cosmic_ray.mutating import use_mutation
     from cosmic_ray.plugins import get_operator
 
-    from conformance import catalog
     from conformance.mutation.distributor import _diff
+
+    want = _body(r["diff"])
+    order = [r["occurrence"]] + [r["occurrence"] + d * s for d in range(1, RELOCATE_SPAN + 1)
+                                 for s in (-1, 1) if r["occurrence"] + d * s >= 0]
+    for occurrence in order:
+        operator = get_operator(r["operator"])()
+        with use_mutation(Path(r["module"]), operator, occurrence) as (original, mutated):
+            if mutated is not None and _body(_diff(original, mutated, r["module"])) == want:
+                yield occurrence
+                return
+    yield None
+
+
+def cmd_sample(args) -> int:
+    """The CI ratchet: ``--count`` mutants the committed results say are
+    killed (drawn in an order fixed by ``--seed``), each against the scenario
+    that killed it; exit 1 if one now survives.
+
+    impl/ may have changed since the results: a committed mutant is found
+    again by its diff (its line numbers aside) and run where it now is; one
+    whose code changed is stale, reported, and the next one drawn instead.
+    Exit 2 when fewer than half of ``--count`` could be judged (the results
+    are too old to say anything: rerun the analysis)."""
+    import random
+    import time
+
+    from conformance import catalog
     from conformance.mutation.runner import ScenarioRunner
 
     check_pristine()
     rows = json.loads((RESULTS / f"mutants-{args.profile}.json").read_text())
     killed = sorted((r for r in rows if r["outcome"] == "killed" and r["killer"]), key=lambda r: r["key"])
-    chosen = random.Random(args.seed).sample(killed, min(args.count, len(killed)))
+    order = random.Random(args.seed).sample(killed, len(killed))
     started = time.monotonic()
     runner = ScenarioRunner()
-    survived, stale = [], []
+    judged, survived, stale = [], [], []
     os.chdir(REPO_ROOT)
     try:
-        for r in chosen:
-            operator = get_operator(r["operator"])()
-            with use_mutation(Path(r["module"]), operator, r["occurrence"]) as (original, mutated):
-                if mutated is None or _diff(original, mutated, r["module"]) != r["diff"]:
+        for r in order:
+            if len(judged) >= args.count:
+                break
+            with _relocated(r) as occurrence:
+                if occurrence is None:
                     stale.append(r["key"])
-                    print(f"STALE    {r['key']}: impl/ changed since the results", flush=True)
+                    print(f"STALE    {r['key']}: the code it mutated changed since the results",
+                          flush=True)
                     continue
                 outcome = runner.outcome(catalog.find(r["killer"]))
+            judged.append(r["key"])
+            moved = "" if occurrence == r["occurrence"] else f" (now occurrence {occurrence})"
             verdict = "killed" if not outcome.passed else "SURVIVED"
-            print(f"{verdict:8} {r['key']} by {outcome.line()}", flush=True)
+            print(f"{verdict:8} {r['key']}{moved} by {outcome.line()}", flush=True)
             if outcome.passed:
                 survived.append(r["key"])
     finally:
         runner.close()
-    print(f"mutate sample: {len(chosen)} mutants (seed {args.seed}) in {time.monotonic() - started:.0f} s: "
-          f"{len(chosen) - len(survived) - len(stale)} still killed, {len(survived)} survived, "
-          f"{len(stale)} stale")
-    if stale:
-        print("impl/ changed since ci/results/mutation/ was generated: rerun the analysis "
-              "(docs/mutation.md) and commit the results")
-        return 2
+    print(f"mutate sample: {len(judged)} mutants judged (seed {args.seed}) in "
+          f"{time.monotonic() - started:.0f} s: {len(judged) - len(survived)} still killed, "
+          f"{len(survived)} survived; {len(stale)} stale skipped")
     if survived:
         print("a mutant the committed results say is killed now survives its killer: the suite lost "
               "detection power (repro: python -m conformance mutate sample --seed "
               f"{args.seed} --count {args.count})")
         return 1
+    if len(judged) * 2 < args.count:
+        print(f"impl/ changed since ci/results/mutation/ was generated: only {len(judged)} of "
+              f"{args.count} sampled mutants are still there; rerun the analysis "
+              "(docs/mutation.md) and commit the results")
+        return 2
     return 0
 
 

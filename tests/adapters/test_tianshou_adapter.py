@@ -48,8 +48,11 @@ def test_features_components_and_catalog(adapter):
     assert skipped == {
         "construction_failure/multinode/user/collector-infeasible": ["actor_options"],
         "killed/multinode/user/collector-remove_node>teardown~no-buffer-evaluator": ["actor_options"],
+        # a sweep's impl-owned generation asks shutdown_ray=True, which RayVectorEnv lacks
+        "sweep/local/impl/impl-then-user": ["shutdown_ray"],
+        "sweep/multinode/impl/impl-then-user": ["shutdown_ray"],
     }
-    assert len(quick) == 49
+    assert len(quick) == 51
 
 
 def _closed_with_actors_alive(adapter, collector, handles):
