@@ -21,10 +21,38 @@ STDERR_TAIL = 4000
 
 
 def repro_command(scenario_id: str, impl: str, address: str | None = None) -> str:
+    """The command that runs the scenario again, from the repository root;
+    with the ``PYTHONPATH`` an adapter of the user's own (``pkg.mod:attr``)
+    needs when it lives outside the repository root (``ci/example-fork``)."""
     cmd = ["python", "-m", "conformance", "repro", scenario_id, "--impl", impl]
     if address:
         cmd += ["--ray-address", address]
-    return " ".join(shlex.quote(c) for c in cmd)
+    root = _import_root(impl)
+    prefix = f"PYTHONPATH={shlex.quote(root)} " if root else ""
+    return prefix + " ".join(shlex.quote(c) for c in cmd)
+
+
+def _import_root(impl: str) -> str | None:
+    """The folder a ``pkg.mod:attr`` adapter is imported from, when that is
+    not the repository root (relative to it when inside); None otherwise."""
+    import importlib.util
+
+    from fixtures.rayenv import REPO_ROOT
+
+    if ":" not in impl:
+        return None
+    try:
+        spec = importlib.util.find_spec(impl.split(":", 1)[0].split(".")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    where = spec.submodule_search_locations[0] if spec.submodule_search_locations else spec.origin
+    root = os.path.dirname(os.path.abspath(where))
+    if root == str(REPO_ROOT):
+        return None
+    inside = os.path.commonpath([root, str(REPO_ROOT)]) == str(REPO_ROOT)
+    return os.path.relpath(root, REPO_ROOT) if inside else root
 
 
 def scenario_deadline(scenario, adapter) -> float:

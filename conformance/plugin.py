@@ -5,7 +5,7 @@ Options (each also read from an environment variable, for CI):
   --ray-fixture A,B        RLC_RAY_FIXTURE   local, multinode, external
   --ray-address ADDR       RLC_RAY_ADDRESS   the cluster of the ``external`` fixture
   --profile quick|full     RLC_PROFILE
-  --conformance-report P   RLC_REPORT        JSON report (see README, "The report")
+  --conformance-report P   RLC_REPORT        JSON report (docs/reports.md)
   --known-failures FILE    RLC_KNOWN_FAILURES scenarios expected to fail: each id with the
                                              verdict and oracles it fails with, and why
   --scenario GLOB          RLC_SCENARIO      only scenarios whose id matches (repeatable)
