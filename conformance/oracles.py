@@ -25,7 +25,7 @@ from conformance.history import HARNESS_EXIT_CODE, SIDE_PHASES, History, History
 from conformance.runtime_watch import session_of
 from conformance.verbs import HARNESS, VERBS
 from conformance.scenario import Scenario
-from fixtures.runner import WATCHDOG_LINE
+from fixtures.watchdog import WATCHDOG_LINE
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
 GENERIC_ERRORS = {
