@@ -790,7 +790,8 @@ REGRESSIONS = {r.id: r for r in (
         "leaving the thread and the actors running",
         "a teardown that delegates to a background thread which never checks for it",
         (Catch("background/*/*/stop-from-main", "fail",
-               ("no_leftover_actor", "own_actors_dead_after_teardown", "threads_joined"),
+               ("no_leftover_actor", "own_actors_dead_after_teardown", "threads_joined",
+                "resources_released_at_teardown"),
                may_also=("no_leftover_thread",)),),
         {"collector": _background_shutdown_noop},
     ),
@@ -821,10 +822,11 @@ REGRESSIONS = {r.id: r for r in (
         # still there after its exit (measured on both owners, 2026-11-23;
         # removed by the harness afterwards, conformance.cleanup)
         (Catch("named/local/*/peer-then-owner", "fail",
-               ("name_freed", "no_leftover_actor", "own_actors_dead_after_teardown")),
+               ("name_freed", "no_leftover_actor", "own_actors_dead_after_teardown",
+                "resources_released_at_teardown")),
          Catch("named/multinode/*/peer-then-owner", "fail",
                ("name_freed", "no_actor_outlives_driver", "no_leftover_actor",
-                "own_actors_dead_after_teardown"))),
+                "own_actors_dead_after_teardown", "resources_released_at_teardown"))),
         {"evaluator": _named_worker_never_killed},
     ),
     Regression(
@@ -842,7 +844,7 @@ REGRESSIONS = {r.id: r for r in (
         # user owner only: an implementation that started Ray shuts it down
         # when its constructor fails, and the leaked actors go with it
         (Catch("construction_failure/*/user/collector-one_unknown_env", "fail",
-               ("fails_clearly",)),),
+               ("fails_clearly",), may_also=("no_leftover_actor",)),),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
     ),
     Regression(
@@ -861,7 +863,8 @@ REGRESSIONS = {r.id: r for r in (
         "collector.shutdown() sends each actor a close RPC and waits for it (30 s command "
         "timeout) before the next: one hung actor blocks teardown past its bound",
         "pytorch/rl#4017 (Ray learner ranks closed one after another)",
-        (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",)),),
+        (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",),
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _sequential_close},
     ),
     Regression(
@@ -876,7 +879,9 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
                          "no_leftover_thread"),
-               may_be_unknown=("no_leftover_actor",)),),
+               # the harness's probe after the teardown may hang on the runtime
+               # the buggy thread is starting (seen once in 1 run, 2026-11-25)
+               may_be_unknown=("no_leftover_actor", "harness")),),
         {"collector": _background_unguarded},
         fixtures=("local",),
     ),
@@ -886,7 +891,8 @@ REGRESSIONS = {r.id: r for r in (
         "ray.kill, and the actor runs a non-daemon thread: Ray reports the actor DEAD while "
         "its worker process runs on",
         "ray-project/ray#52322 (actors Ray reports DEAD whose processes still run)",
-        (Catch("double_close/*/*/buffer-twice", "fail", ("no_leftover_process",)),),
+        (Catch("double_close/*/*/buffer-twice", "fail", ("no_leftover_process",),
+               may_also=("own_actors_dead_after_teardown", "resources_released_at_teardown")),),
         {"buffer": _graceful_exit_zombie},
     ),
     Regression(
@@ -896,7 +902,8 @@ REGRESSIONS = {r.id: r for r in (
         "the teardown overrun it",
         "a graceful stop that waits for the worker's current item (torchrl 0.14.1 bounds its "
         "join at 5 s and leaves the thread running instead: see ci/results/torchrl)",
-        (Catch("background/*/*/long-batch>teardown>ray", "fail", ("teardown_within_bound",)),),
+        (Catch("background/*/*/long-batch>teardown>ray", "fail", ("teardown_within_bound",),
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _waits_for_batch_in_flight},
     ),
     Regression(
@@ -1013,10 +1020,11 @@ REGRESSIONS = {r.id: r for r in (
         # the worker is named (detached): with an unnamed one the variant passed
         # 1 of 4 runs (Ray ended the actor whose handles it had dropped)
         (Catch("signals/local/*/named-evaluator-sigint-in-teardown>teardown", "fail",
-               ("no_leftover_actor", "own_actors_dead_after_teardown")),
+               ("no_leftover_actor", "own_actors_dead_after_teardown",
+                "resources_released_at_teardown")),
          Catch("signals/multinode/*/named-evaluator-sigint-in-teardown>teardown", "fail",
                ("no_actor_outlives_driver", "no_leftover_actor",
-                "own_actors_dead_after_teardown"))),
+                "own_actors_dead_after_teardown", "resources_released_at_teardown"))),
         {"evaluator": _teardown_done_first},
     ),
     Regression(
@@ -1049,7 +1057,10 @@ REGRESSIONS = {r.id: r for r in (
         "collector's teardown kills the actors of every other collector",
         "Python's mutable class attribute, and a cleanup that kills what it finds by class",
         (Catch("instances/*/*/2-collectors-started>stop-collector", "fail",
-               ("data_kept", "others_untouched")),),
+               ("data_kept", "others_untouched"),
+               # the teardown reads what its own actors hold after it killed
+               # collector.2's: the CPUs it waits for are counted twice
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _class_level_actor_list},
     ),
     Regression(

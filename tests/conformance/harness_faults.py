@@ -36,14 +36,14 @@ def _arm_on_teardown(op):
 
 
 def _probe_after(fault):
-    def probe_after(ctx, op, status, baseline):
+    def probe_after(ctx, op, status, *rest):
         _arm_on_teardown(op)
         if os.environ.get("RLC_FAULT_ARMED"):
             if fault == "probe-raises":
                 raise RuntimeError("injected: the probe raised")
             if fault == "exit-0":
                 os._exit(0)
-        return ORIGINAL_PROBE_AFTER(ctx, op, status, baseline)
+        return ORIGINAL_PROBE_AFTER(ctx, op, status, *rest)
     return probe_after
 
 
