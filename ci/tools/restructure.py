@@ -66,9 +66,9 @@ LAYOUT = {
                 "drift against a committed report.",
                 ["report", "claims", "known_failures", "varies", "ruling", "summary",
                  "gate", "shard", "merge", "matrix", "write_known_failures", "compare"]),
-    "maintainers": ("A failure handed to the library's maintainers: the scenario "
-                    "shrunk, a standalone script, an issue body, checked alone.",
-                    ["shrink", "script", "upstream", "upstream_check"]),
+    "repro": ("A failure reproduced outside the suite: the scenario shrunk, a "
+              "standalone script, an issue body, checked alone.",
+              ["shrink", "script", "upstream", "upstream_check"]),
     "releases": ("The suite over the library's releases: cached environments, the "
                  "verdict matrix over releases, the bisection.",
                  ["venvs", "releases", "bisection"]),
@@ -330,7 +330,7 @@ conformance/            the suite, in the order of its pipeline (docs/layout.md)
   judge/                the oracles over a history, the findings, the verdict
   cluster/              what drivers leave on a cluster, removed
   reports/              reading and deciding reports: summary, ruling, gate, shards, matrix
-  maintainers/          a failure shrunk, scripted and written up for a library
+  repro/                a failure shrunk, scripted and written up for a library
   releases/             the suite over a library's releases (bisect, matrix)
   mutation/             mutation analysis of impl/
   adapter.py, envs.py   the adapter contract; the environments scenarios name
