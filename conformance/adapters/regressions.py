@@ -820,7 +820,7 @@ REGRESSIONS = {r.id: r for r in (
         "handles all kill it: from-name-owns-actor)",
         # on a cluster that outlives the driver the detached worker is also
         # still there after its exit (measured on both owners, 2026-11-23;
-        # removed by the harness afterwards, conformance.cleanup)
+        # removed by the harness afterwards, conformance.cluster.cleanup)
         (Catch("named/local/*/peer-then-owner", "fail",
                ("name_freed", "no_leftover_actor", "own_actors_dead_after_teardown",
                 "resources_released_at_teardown")),

@@ -15,7 +15,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance import catalog, known_failures
+from conformance import catalog
+from conformance.reports import known_failures
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FORK = os.path.join(REPO, "ci", "example-fork")
