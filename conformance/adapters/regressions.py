@@ -677,7 +677,7 @@ REGRESSIONS = {r.id: r for r in (
         "seed000-collector-shuts-down-ray",
         "collector.shutdown() calls ray.shutdown(), killing the buffer it does not "
         "own; buffer.close() then kills a stale handle",
-        "shared/seeds/000 (torchrl RayCollector + RayReplayBuffer, fixed by shutdown_ray=False)",
+        "torchrl's RayCollector.shutdown() with a RayReplayBuffer, before its fix (shutdown_ray=False)",
         (Catch("order/*/user/collector>buffer>evaluator>ray", "fail",
                ("no_ray_restart", "others_untouched", "ray_not_shut_down_by_non_owner",
                 "teardown_never_raises")),
@@ -692,7 +692,7 @@ REGRESSIONS = {r.id: r for r in (
         "stale-handle-restarts-ray",
         "buffer.close() calls ray.kill on its handle after ray.shutdown(): Ray starts "
         "a new runtime silently (2.60) or aborts (2.50)",
-        "shared/ray-facts.md, 'Using handles after ray.shutdown()'",
+        "a call on a handle after ray.shutdown() starts a new local runtime (measured on Ray 2.60)",
         (Catch("order/*/*/ray>collector>buffer>evaluator", "fail", ("no_ray_restart",)),),
         {"buffer": _restart_buffer},
     ),
@@ -727,7 +727,7 @@ REGRESSIONS = {r.id: r for r in (
         "eval-worker-always-detached",
         "the eval worker's actor is detached even without a name: a connected driver that "
         "exits with it open leaves it running on the cluster for good",
-        "detached actors outlive their driver (shared/ray-facts.md, 'Ownership and lifetimes')",
+        "detached actors outlive their driver (Ray's lifetime='detached')",
         # a connected driver exists on the multinode fixture only: on local
         # the runtime, and every actor in it, ends with the driver
         (Catch("exit/multinode/*/all-open", "fail", ("no_actor_outlives_driver",)),),
@@ -737,7 +737,7 @@ REGRESSIONS = {r.id: r for r in (
     Regression(
         "liveness-never-dead",
         "is_alive() reports the component's own flag and never notices a dead actor",
-        "shared/seeds/001 (NexRL check_module_liveness)",
+        "NexRL's Ray integration guide (check_module_liveness)",
         (Catch("killed/*/*/buffer-sigkill>teardown", "fail", ("liveness_reports_death",)),
          # each fixture and owner has its own walk for a seed; seed 4's kills
          # and checks liveness on three of them
@@ -771,7 +771,8 @@ REGRESSIONS = {r.id: r for r in (
         "abort-on-close",
         "buffer.close() after ray.shutdown() aborts the process (the crash of seed 000 "
         "on Ray 2.50, reproduced with os.abort on any Ray)",
-        "shared/seeds/000, Ray 2.50 'Check failed: it != actor_handles_.end()'",
+        "torchrl's RayReplayBuffer.close() after the collector's ray.shutdown(): Ray 2.50's "
+        "'Check failed: it != actor_handles_.end()'",
         (Catch("order/*/*/ray>collector>buffer>evaluator", "crash", ("no_crash",)),),
         {"buffer": _abort_on_close},
     ),
@@ -779,7 +780,7 @@ REGRESSIONS = {r.id: r for r in (
         "eval-shutdown-unbounded",
         "eval worker shutdown() waits for the actor's env close with no timeout: a hung "
         "actor hangs the teardown forever",
-        "shared/seeds/004 (torchrl RayEvalWorker.shutdown)",
+        "torchrl's RayEvalWorker.shutdown()",
         (Catch("killed/*/*/evaluator-hang>teardown", "hang", ("no_hang",),
                may_also=("no_leftover_process",)),),
         {"evaluator": _eval_unbounded_shutdown},
@@ -1006,7 +1007,7 @@ REGRESSIONS = {r.id: r for r in (
         "the eval worker's poll() retries on any exception until its timeout, "
         "KeyboardInterrupt included: Ctrl-C while it waits is swallowed",
         "a retry loop around ray.wait written with `except BaseException` (Ray raises "
-        "SystemExit in threads at shutdown, shared/ray-facts.md)",
+        "SystemExit in threads at shutdown, measured on Ray 2.60)",
         (Catch("signals/*/*/evaluator-sigint-in-poll>teardown", "fail", ("interrupt_prompt",)),),
         {"evaluator": _poll_retries_any_error},
     ),
