@@ -12,9 +12,16 @@ import itertools
 import json
 import sys
 
-from conformance import catalog, verbs
+try:  # conformance/ in folders; the flat fallback: ci/catalog-unchanged.sh
+    from conformance import catalog
+    from conformance.ops import verbs
+except ImportError:
+    from conformance import catalog, verbs
 from conformance.adapter import Spec
-from conformance.registry import load_adapter
+try:  # conformance/ in folders; the flat fallback: ci/catalog-unchanged.sh
+    from conformance.adapters.registry import load_adapter
+except ImportError:
+    from conformance.registry import load_adapter
 
 FIXTURES = ("local", "multinode", "external")
 OPTIONAL = ("buffer", "evaluator")  # the collector is always there

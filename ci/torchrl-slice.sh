@@ -29,10 +29,10 @@ if [[ $code -gt 1 ]]; then
   exit "$code"
 fi
 # A declared varying oracle (varies: in the slice) that failed must be seen
-# not failing in a rerun (conformance/varies.py): rerun what compare lists as
+# not failing in a rerun (conformance/reports/varies.py): rerun what compare lists as
 # pending, one round at a time, until none is or the bound is reached.
 RERUNS=()
-for round in $(seq 2 "$(.venv/bin/python -c 'from conformance.varies import RUNS; print(RUNS)')"); do
+for round in $(seq 2 "$(.venv/bin/python -c 'from conformance.reports.varies import RUNS; print(RUNS)')"); do
   PENDING="${REPORT%.json}-pending.txt"
   .venv/bin/python -m conformance compare "$REPORT" --against "$COMMITTED" \
     --scenarios-from "$SLICE" --pending ${RERUNS[@]+--reruns "${RERUNS[@]}"} > "$PENDING"

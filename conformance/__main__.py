@@ -43,8 +43,8 @@ from fixtures.rayenv import RAY_ENV, absolute_pythonpath
 def cmd_shrink(args) -> int:
     """Run a failing scenario, then remove ops while it keeps failing the same way."""
     from conformance import catalog
-    from conformance.registry import load_adapter
-    from conformance.shrink import shrink_against
+    from conformance.adapters.registry import load_adapter
+    from conformance.repro.shrink import shrink_against
 
     scenario = catalog.load(args.scenario_id)
     found = shrink_against(scenario, args.impl, load_adapter(args.impl),
@@ -64,8 +64,8 @@ def cmd_shrink(args) -> int:
 
 def cmd_repro(args) -> int:
     from conformance import catalog
-    from conformance.execute import failure_message, preload_modules, run_scenario
-    from conformance.registry import UsageError, load_adapter
+    from conformance.run.execute import failure_message, preload_modules, run_scenario
+    from conformance.adapters.registry import UsageError, load_adapter
     from fixtures.session import SessionResources
 
     try:
@@ -115,7 +115,7 @@ def cmd_catalog(args) -> int:
     fixtures = args.fixture or ["local", "multinode"]
     adapter = None
     if args.impl:
-        from conformance.registry import UsageError, load_adapter
+        from conformance.adapters.registry import UsageError, load_adapter
 
         try:
             adapter = load_adapter(args.impl)
@@ -161,7 +161,7 @@ def _print_skips(adapter, found, verbose: bool) -> None:
 def _one_shard(found, which: str, durations_from: str | None):
     """The scenarios of shard ``which`` (I/N) of ``found``, as ``--shard``
     splits them; its estimate on stderr. None after a usage error."""
-    from conformance import report, shard
+    from conformance.reports import report, shard
 
     try:
         this = shard.Shard.parse(which)
@@ -220,33 +220,33 @@ def main(argv=None) -> int:
     c.add_argument("--shard-durations", metavar="REPORT.json",
                    help="the report whose durations balance the shards")
     c.set_defaults(func=cmd_catalog)
-    from conformance.ruling import add_options
+    from conformance.reports.ruling import add_options
 
     s = sub.add_parser("summary", help="the report as Markdown, for $GITHUB_STEP_SUMMARY")
     s.add_argument("report")
     s.add_argument("--out", help="write here instead of stdout")
     add_options(s)
-    s.set_defaults(func=_lazy("summary"))
+    s.set_defaults(func=_lazy("reports.summary"))
     g = sub.add_parser("gate", help="exit 0 when the report meets the claim with no new "
                                     "failure")
     g.add_argument("report")
     add_options(g)
-    g.set_defaults(func=_lazy("gate"))
+    g.set_defaults(func=_lazy("reports.gate"))
     w = sub.add_parser("known-failures", help="a known-failures file from reports (each "
                                               "failing scenario with its verdict and oracles)")
     w.add_argument("reports", nargs="+", metavar="REPORT.json",
                    help="one run's report, or several runs' (a flaky scenario's rate)")
     w.add_argument("-o", "--out", help="write the file here (default: stdout)")
-    w.set_defaults(func=_lazy("write_known_failures"))
+    w.set_defaults(func=_lazy("reports.write_known_failures"))
     j = sub.add_parser("merge", help="shard reports (pytest --shard I/N) into one report")
     j.add_argument("out", metavar="OUT.json", help="the merged report")
     j.add_argument("reports", nargs="+", metavar="SHARD.json", help="every shard's report")
-    j.set_defaults(func=_lazy("merge"))
+    j.set_defaults(func=_lazy("reports.merge"))
     m = sub.add_parser("matrix", help="scenario x implementation matrix from reports")
     m.add_argument("reports", nargs="+", metavar="REPORT.json")
     m.add_argument("--html", required=True, metavar="OUT.html")
     m.add_argument("--markdown", metavar="OUT.md")
-    m.set_defaults(func=_lazy("matrix"))
+    m.set_defaults(func=_lazy("reports.matrix"))
     d = sub.add_parser("compare", help="exit 1 when this run's verdicts drifted from a "
                                        "committed report")
     d.add_argument("report", metavar="REPORT.json", help="this run's report")
@@ -257,16 +257,16 @@ def main(argv=None) -> int:
                         "ci/torchrl-slice.txt); default: every scenario of REPORT.json")
     d.add_argument("--reruns", nargs="+", metavar="RERUN.json",
                    help="reports of reruns of some of the scenarios: a declared varying "
-                        "oracle (varies:) must not fail in every run (conformance.varies)")
+                        "oracle (varies:) must not fail in every run (conformance.reports.varies)")
     d.add_argument("--pending", action="store_true",
                    help="only print the scenarios to rerun (a --scenarios-from file): a "
                         "varying oracle failed in each of their runs so far")
-    d.set_defaults(func=_lazy("compare"))
+    d.set_defaults(func=_lazy("reports.compare"))
     x = sub.add_parser("script", help="a standalone reproduction script of one scenario")
     x.add_argument("scenario_id", help="a catalog id or a scenario .json file")
     x.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     x.add_argument("-o", "--out", help="write the script here (default: stdout)")
-    x.set_defaults(func=_lazy("script"))
+    x.set_defaults(func=_lazy("repro.script"))
     o = sub.add_parser("job", help="run the suite as a Ray job on your cluster (ray job "
                                    "submit), its report brought back")
     o.add_argument("--address", default=os.environ.get("RAY_API_SERVER_ADDRESS"),
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
     v.add_argument("--by-oracles", action="store_true",
                    help="a change of the failing oracles counts too, not just the verdict")
     v.add_argument("--out", help="directory for the report entries (default bisect-<id>)")
-    v.set_defaults(func=_lazy("bisection"))
+    v.set_defaults(func=_lazy("releases.bisection"))
     w = sub.add_parser("releases", help="the verdict matrix over releases (one cached "
                                         "environment per column)")
     w.add_argument("releases", help="the columns: 'IMPL VERSION RAY' a line "
@@ -311,7 +311,7 @@ def main(argv=None) -> int:
                         "shard with a report is not run again)")
     w.add_argument("--only-shard", type=int, metavar="I",
                    help="with --shards N: run only shard I of each column, merge nothing")
-    w.set_defaults(func=_lazy("releases"))
+    w.set_defaults(func=_lazy("releases.releases"))
     u = sub.add_parser("upstream", help="issue bodies for the library's tracker: one finding, "
                                         "or every cause of a report")
     u.add_argument("scenario_id", nargs="?", help="a catalog id (without --out)")
@@ -329,7 +329,7 @@ def main(argv=None) -> int:
     u.add_argument("--python", default=sys.executable,
                    help="with --check: the Python to run the scripts with (a fresh "
                         "environment of the library's release)")
-    u.set_defaults(func=_lazy("upstream"))
+    u.set_defaults(func=_lazy("repro.upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)
     b.set_defaults(func=None)
@@ -339,7 +339,7 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv and argv[0] == "bench":
-        from conformance import bench
+        from conformance.run import bench
 
         return bench.main(argv[1:])
     if argv and argv[0] == "mutate":

@@ -12,7 +12,7 @@ assumes of the arguments and results of an implementation's calls
 (``total_frames=-1``, how a sync batch is divided, what ``submit``/``poll``
 do). No scenario needs one: an adapter that lacks a convention still runs
 every scenario, and the oracles that rest on it are reported *not checked*
-for the ops that rely on it (``conformance.conventions``) instead of failing.
+for the ops that rely on it (``conformance.judge.conventions``) instead of failing.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ FEATURES = {
                      "the node under it is skipped; elsewhere Ray places the actors (the "
                      "multinode fixture's placement is then not honoured)",
     # -- conventions: no scenario needs one; without one, what rests on it is
-    # not checked (conformance.conventions names which oracle for which op)
+    # not checked (conformance.judge.conventions names which oracle for which op)
     "frame_budget": "the collector's constructor takes total_frames: its iteration ends "
                     "once that many frames were collected, and the collector then shuts "
                     "its actors down by itself (a later teardown is a no-op); a "
@@ -72,7 +72,7 @@ FEATURES = {
                   "use_after_close_clear_error of submit() after teardown is not checked",
 }
 
-#: the features that are conventions (``conformance.conventions``): never a
+#: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval")
 
@@ -215,7 +215,7 @@ class Adapter:
         yields: something with ``numel()`` (a TensorDict: its frames), a list
         of RLlib episode chunks, or, in buffer mode (``buffer_mode``: the
         batches go into the buffer), the number of frames written or None
-        (``conformance.verbs.frames_of`` counts them; None: not counted)."""
+        (``conformance.ops.verbs.frames_of`` counts them; None: not counted)."""
         return iter(collector)
 
     def start(self, collector) -> None:
@@ -267,7 +267,7 @@ class Adapter:
     # -- standalone scripts (optional: ``python -m conformance script``) ------------
     # An adapter that implements the three writes a reproduction script of any
     # scenario, calling the implementation as the adapter does; the helpers in
-    # ``conformance.snippets`` build the common shapes. The harness writes the
+    # ``conformance.adapters.snippets`` build the common shapes. The harness writes the
     # lines of its own verbs (kill, ray_shutdown, ...: ``Verb.script``).
     def script_header(self) -> list[str]:
         """Imports and module-level helpers the operations' lines use."""

@@ -39,7 +39,7 @@ FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
 #: is whole and its second fails at its 36th frame; with sync 32-frame
 #: shares, the fourth round fails at its 4th frame
 FAIL_AT_STEP = 100
-#: what the failing env's error says (``conformance.oracles.CAUSES`` looks
+#: what the failing env's error says (``conformance.judge.oracles.CAUSES`` looks
 #: for it in the error a user gets: tests/conformance/test_oracles.py checks
 #: the two agree)
 FAILURE_TEXT = "fails on purpose"

@@ -298,7 +298,7 @@ def _write_report(log: str, path: str) -> bool:
     doc = read_report_block(log)
     if doc is None:
         return False
-    from conformance import report
+    from conformance.reports import report
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     report.write(doc, path)

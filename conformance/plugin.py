@@ -12,7 +12,7 @@ Options (each also read from an environment variable, for CI):
   --scenarios-from FILE    RLC_SCENARIOS_FROM only the scenarios listed there (one id a line,
                                              "# why" after it, e.g. ci/torchrl-slice.txt)
   --shard I/N              RLC_SHARD         run shard I of N of the selected scenarios
-                                             (conformance/shard.py; merge the reports with
+                                             (conformance/reports/shard.py; merge the reports with
                                              python -m conformance merge)
   --shard-durations REPORT RLC_SHARD_DURATIONS balance the shards by this report's durations
 RLC_RUN_ID names the run: every process it starts carries it in RLC_MARKER.
@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from conformance import catalog, gate, known_failures, report, ruling, shard
-from conformance.claims import Claim
-from conformance.execute import preload_modules
-from conformance.registry import UsageError, load_adapter
-from conformance.scenario import FIXTURES
+from conformance import catalog
+from conformance.reports import gate, known_failures, report, ruling, shard
+from conformance.reports.claims import Claim
+from conformance.run.execute import preload_modules
+from conformance.adapters.registry import UsageError, load_adapter
+from conformance.ops.scenario import FIXTURES
 from fixtures.rayenv import RAY_ENV, absolute_pythonpath
 
 ENV = {
@@ -116,14 +117,14 @@ class SuiteRun:
     listed: set
     shard: object  # shard.Shard or None
     durations: dict
-    #: what every shard of the run records alike (``conformance.merge``)
+    #: what every shard of the run records alike (``conformance.reports.merge``)
     shard_run: dict
     started: float
     results: list = field(default_factory=list)
     shard_record: dict | None = None
     #: known-failures entries no collected scenario has
     unused_known: list = field(default_factory=list)
-    #: failures the rerun alone passed (``conformance.rerun``)
+    #: failures the rerun alone passed (``conformance.run.rerun``)
     cleared: list = field(default_factory=list)
 
 
@@ -180,7 +181,7 @@ def pytest_configure(config):
 
 def _sharding(config, profile, fixtures, known):
     """--shard I/N, the durations that balance it, and what every shard of the
-    run records alike (to be merged: ``conformance.merge``)."""
+    run records alike (to be merged: ``conformance.reports.merge``)."""
     raw = _opt(config, "shard")
     try:
         this_shard = shard.Shard.parse(raw) if raw else None
@@ -260,7 +261,7 @@ def pytest_unconfigure(config):
     its processes, and what its drivers left on a cluster the suite did not
     start (its ledger)."""
     if RUN in config.stash and not hasattr(config, "workerinput"):
-        from conformance.after_exit import sweep_run_ledgers
+        from conformance.cluster.after_exit import sweep_run_ledgers
         from fixtures.session import sweep_run
 
         sweep_run(then=sweep_run_ledgers)
@@ -382,8 +383,8 @@ def pytest_runtest_logreport(report):
 
 def harness_error_entry(scenario_id: str, report) -> dict:
     """The report entry of a scenario whose test failed before it had a result."""
-    from conformance.execute import entry
-    from conformance.findings import unknown_in_run
+    from conformance.run.execute import entry
+    from conformance.judge.findings import unknown_in_run
 
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
     last = text.strip().splitlines()[-1][:300] if text.strip() else "(no detail)"
@@ -399,15 +400,15 @@ def harness_error_entry(scenario_id: str, report) -> dict:
 def pytest_sessionfinish(session, exitstatus):
     """The controller, once every worker finished: a failure a busy machine
     may have made (a timing violation under CPU pressure) is rerun once,
-    alone, and decides (``conformance.rerun``). When the reruns passed every
+    alone, and decides (``conformance.run.rerun``). When the reruns passed every
     scenario that failed, and nothing else failed, the run's exit status is 0."""
     config = session.config
     if (RUN not in config.stash or hasattr(config, "workerinput")
             or config.option.collectonly or exitstatus == pytest.ExitCode.INTERRUPTED):
         return
-    from conformance.execute import preload_modules
-    from conformance.rerun import rerun_alone
-    from conformance.verdict import BAD
+    from conformance.run.execute import preload_modules
+    from conformance.run.rerun import rerun_alone
+    from conformance.judge.verdict import BAD
 
     run = config.stash[RUN]
     before = {e["id"]: e["verdict"] for e in run.results}
@@ -443,7 +444,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.section("conformance")
     for line in gate.lines(doc, ruling.rule(doc, run.known)):
         tr.write_line(line)
-    from conformance.rerun import describe as describe_rerun
+    from conformance.run.rerun import describe as describe_rerun
 
     for entry in results:
         line = describe_rerun(entry)

@@ -1,9 +1,9 @@
 """One test per catalog scenario: run it in an isolated driver, judge it."""
 import pytest
 
-from conformance.execute import EarlyStart, failure_message, run_scenario, skip_entry
+from conformance.run.execute import EarlyStart, failure_message, run_scenario, skip_entry
 from conformance.plugin import RESULT, RUN, next_scenario
-from conformance.ruling import KNOWN, outcome
+from conformance.reports.ruling import KNOWN, outcome
 
 
 def test_scenario(scenario, conformance_session, request, tmp_path, tmp_path_factory):

@@ -20,7 +20,7 @@ class ReferenceAdapter(Adapter):
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
-        # the conventions (conformance.conventions): every one
+        # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
     })
     teardown_bound = 10.0
@@ -101,7 +101,7 @@ class ReferenceAdapter(Adapter):
     def script_header(self) -> list[str]:
         """Imports and helpers of a standalone script: ``impl`` and, for a
         regression variant, the buggy subclasses (their source, applied to impl's)."""
-        from conformance.snippets import source_of
+        from conformance.adapters.snippets import source_of
 
         out = ["# the reference implementation: put the suite's clone on PYTHONPATH for `impl`",
                "from impl import RayCollector, RayEvalWorker, RayReplayBuffer", "", ""]
@@ -122,7 +122,7 @@ class ReferenceAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling ``impl`` as this adapter does."""
-        from conformance import snippets
+        from conformance.adapters import snippets
 
         target, a = op.target, op.args
         if op.verb == "construct":

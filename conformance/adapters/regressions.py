@@ -677,7 +677,7 @@ REGRESSIONS = {r.id: r for r in (
         "seed000-collector-shuts-down-ray",
         "collector.shutdown() calls ray.shutdown(), killing the buffer it does not "
         "own; buffer.close() then kills a stale handle",
-        "shared/seeds/000 (torchrl RayCollector + RayReplayBuffer, fixed by shutdown_ray=False)",
+        "torchrl's RayCollector.shutdown() with a RayReplayBuffer, before its fix (shutdown_ray=False)",
         (Catch("order/*/user/collector>buffer>evaluator>ray", "fail",
                ("no_ray_restart", "others_untouched", "ray_not_shut_down_by_non_owner",
                 "teardown_never_raises")),
@@ -692,7 +692,7 @@ REGRESSIONS = {r.id: r for r in (
         "stale-handle-restarts-ray",
         "buffer.close() calls ray.kill on its handle after ray.shutdown(): Ray starts "
         "a new runtime silently (2.60) or aborts (2.50)",
-        "shared/ray-facts.md, 'Using handles after ray.shutdown()'",
+        "a call on a handle after ray.shutdown() starts a new local runtime (measured on Ray 2.60)",
         (Catch("order/*/*/ray>collector>buffer>evaluator", "fail", ("no_ray_restart",)),),
         {"buffer": _restart_buffer},
     ),
@@ -727,7 +727,7 @@ REGRESSIONS = {r.id: r for r in (
         "eval-worker-always-detached",
         "the eval worker's actor is detached even without a name: a connected driver that "
         "exits with it open leaves it running on the cluster for good",
-        "detached actors outlive their driver (shared/ray-facts.md, 'Ownership and lifetimes')",
+        "detached actors outlive their driver (Ray's lifetime='detached')",
         # a connected driver exists on the multinode fixture only: on local
         # the runtime, and every actor in it, ends with the driver
         (Catch("exit/multinode/*/all-open", "fail", ("no_actor_outlives_driver",)),),
@@ -737,7 +737,7 @@ REGRESSIONS = {r.id: r for r in (
     Regression(
         "liveness-never-dead",
         "is_alive() reports the component's own flag and never notices a dead actor",
-        "shared/seeds/001 (NexRL check_module_liveness)",
+        "NexRL's Ray integration guide (check_module_liveness)",
         (Catch("killed/*/*/buffer-sigkill>teardown", "fail", ("liveness_reports_death",)),
          # each fixture and owner has its own walk for a seed; seed 4's kills
          # and checks liveness on three of them
@@ -771,7 +771,8 @@ REGRESSIONS = {r.id: r for r in (
         "abort-on-close",
         "buffer.close() after ray.shutdown() aborts the process (the crash of seed 000 "
         "on Ray 2.50, reproduced with os.abort on any Ray)",
-        "shared/seeds/000, Ray 2.50 'Check failed: it != actor_handles_.end()'",
+        "torchrl's RayReplayBuffer.close() after the collector's ray.shutdown(): Ray 2.50's "
+        "'Check failed: it != actor_handles_.end()'",
         (Catch("order/*/*/ray>collector>buffer>evaluator", "crash", ("no_crash",)),),
         {"buffer": _abort_on_close},
     ),
@@ -779,7 +780,7 @@ REGRESSIONS = {r.id: r for r in (
         "eval-shutdown-unbounded",
         "eval worker shutdown() waits for the actor's env close with no timeout: a hung "
         "actor hangs the teardown forever",
-        "shared/seeds/004 (torchrl RayEvalWorker.shutdown)",
+        "torchrl's RayEvalWorker.shutdown()",
         (Catch("killed/*/*/evaluator-hang>teardown", "hang", ("no_hang",),
                may_also=("no_leftover_process",)),),
         {"evaluator": _eval_unbounded_shutdown},
@@ -790,7 +791,8 @@ REGRESSIONS = {r.id: r for r in (
         "leaving the thread and the actors running",
         "a teardown that delegates to a background thread which never checks for it",
         (Catch("background/*/*/stop-from-main", "fail",
-               ("no_leftover_actor", "own_actors_dead_after_teardown", "threads_joined"),
+               ("no_leftover_actor", "own_actors_dead_after_teardown", "threads_joined",
+                "resources_released_at_teardown"),
                may_also=("no_leftover_thread",)),),
         {"collector": _background_shutdown_noop},
     ),
@@ -819,12 +821,13 @@ REGRESSIONS = {r.id: r for r in (
         "handles all kill it: from-name-owns-actor)",
         # on a cluster that outlives the driver the detached worker is also
         # still there after its exit (measured on both owners, 2026-11-23;
-        # removed by the harness afterwards, conformance.cleanup)
+        # removed by the harness afterwards, conformance.cluster.cleanup)
         (Catch("named/local/*/peer-then-owner", "fail",
-               ("name_freed", "no_leftover_actor", "own_actors_dead_after_teardown")),
+               ("name_freed", "no_leftover_actor", "own_actors_dead_after_teardown",
+                "resources_released_at_teardown")),
          Catch("named/multinode/*/peer-then-owner", "fail",
                ("name_freed", "no_actor_outlives_driver", "no_leftover_actor",
-                "own_actors_dead_after_teardown"))),
+                "own_actors_dead_after_teardown", "resources_released_at_teardown"))),
         {"evaluator": _named_worker_never_killed},
     ),
     Regression(
@@ -842,7 +845,7 @@ REGRESSIONS = {r.id: r for r in (
         # user owner only: an implementation that started Ray shuts it down
         # when its constructor fails, and the leaked actors go with it
         (Catch("construction_failure/*/user/collector-one_unknown_env", "fail",
-               ("fails_clearly",)),),
+               ("fails_clearly",), may_also=("no_leftover_actor",)),),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
     ),
     Regression(
@@ -861,7 +864,8 @@ REGRESSIONS = {r.id: r for r in (
         "collector.shutdown() sends each actor a close RPC and waits for it (30 s command "
         "timeout) before the next: one hung actor blocks teardown past its bound",
         "pytorch/rl#4017 (Ray learner ranks closed one after another)",
-        (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",)),),
+        (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",),
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _sequential_close},
     ),
     Regression(
@@ -876,7 +880,9 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
                          "no_leftover_thread"),
-               may_be_unknown=("no_leftover_actor",)),),
+               # the harness's probe after the teardown may hang on the runtime
+               # the buggy thread is starting (seen once in 1 run, 2026-11-25)
+               may_be_unknown=("no_leftover_actor", "harness")),),
         {"collector": _background_unguarded},
         fixtures=("local",),
     ),
@@ -886,7 +892,8 @@ REGRESSIONS = {r.id: r for r in (
         "ray.kill, and the actor runs a non-daemon thread: Ray reports the actor DEAD while "
         "its worker process runs on",
         "ray-project/ray#52322 (actors Ray reports DEAD whose processes still run)",
-        (Catch("double_close/*/*/buffer-twice", "fail", ("no_leftover_process",)),),
+        (Catch("double_close/*/*/buffer-twice", "fail", ("no_leftover_process",),
+               may_also=("own_actors_dead_after_teardown", "resources_released_at_teardown")),),
         {"buffer": _graceful_exit_zombie},
     ),
     Regression(
@@ -896,7 +903,8 @@ REGRESSIONS = {r.id: r for r in (
         "the teardown overrun it",
         "a graceful stop that waits for the worker's current item (torchrl 0.14.1 bounds its "
         "join at 5 s and leaves the thread running instead: see ci/results/torchrl)",
-        (Catch("background/*/*/long-batch>teardown>ray", "fail", ("teardown_within_bound",)),),
+        (Catch("background/*/*/long-batch>teardown>ray", "fail", ("teardown_within_bound",),
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _waits_for_batch_in_flight},
     ),
     Regression(
@@ -999,7 +1007,7 @@ REGRESSIONS = {r.id: r for r in (
         "the eval worker's poll() retries on any exception until its timeout, "
         "KeyboardInterrupt included: Ctrl-C while it waits is swallowed",
         "a retry loop around ray.wait written with `except BaseException` (Ray raises "
-        "SystemExit in threads at shutdown, shared/ray-facts.md)",
+        "SystemExit in threads at shutdown, measured on Ray 2.60)",
         (Catch("signals/*/*/evaluator-sigint-in-poll>teardown", "fail", ("interrupt_prompt",)),),
         {"evaluator": _poll_retries_any_error},
     ),
@@ -1013,10 +1021,11 @@ REGRESSIONS = {r.id: r for r in (
         # the worker is named (detached): with an unnamed one the variant passed
         # 1 of 4 runs (Ray ended the actor whose handles it had dropped)
         (Catch("signals/local/*/named-evaluator-sigint-in-teardown>teardown", "fail",
-               ("no_leftover_actor", "own_actors_dead_after_teardown")),
+               ("no_leftover_actor", "own_actors_dead_after_teardown",
+                "resources_released_at_teardown")),
          Catch("signals/multinode/*/named-evaluator-sigint-in-teardown>teardown", "fail",
                ("no_actor_outlives_driver", "no_leftover_actor",
-                "own_actors_dead_after_teardown"))),
+                "own_actors_dead_after_teardown", "resources_released_at_teardown"))),
         {"evaluator": _teardown_done_first},
     ),
     Regression(
@@ -1049,7 +1058,10 @@ REGRESSIONS = {r.id: r for r in (
         "collector's teardown kills the actors of every other collector",
         "Python's mutable class attribute, and a cleanup that kills what it finds by class",
         (Catch("instances/*/*/2-collectors-started>stop-collector", "fail",
-               ("data_kept", "others_untouched")),),
+               ("data_kept", "others_untouched"),
+               # the teardown reads what its own actors hold after it killed
+               # collector.2's: the CPUs it waits for are counted twice
+               may_also=("resources_released_at_teardown",)),),
         {"collector": _class_level_actor_list},
     ),
     Regression(

@@ -41,7 +41,7 @@ ci/results/rllib/README.md). The suite then observes deaths through Ray. ``ready
 constructors wait for their runners (without any time limit), False builds
 without waiting.
 
-Conventions (``conformance.conventions``): ``endless`` is declared (the
+Conventions (``conformance.judge.conventions``): ``endless`` is declared (the
 user's loop above runs without end for -1). Not declared, so the oracles
 resting on them are *not checked* instead of judging the mapping:
 ``frame_budget`` (an EnvRunnerGroup takes no total_frames: the user's loop
@@ -250,7 +250,7 @@ class RLlibAdapter(Adapter):
 
     # -- standalone scripts (python -m conformance script) --------------------------------
     def script_header(self) -> list[str]:
-        from conformance.snippets import source_of
+        from conformance.adapters.snippets import source_of
 
         out = ["from ray.rllib.algorithms.ppo import PPOConfig",
                "from ray.rllib.env.env_runner_group import EnvRunnerGroup", "",
@@ -267,7 +267,7 @@ class RLlibAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling RLlib as this adapter does."""
-        from conformance import snippets
+        from conformance.adapters import snippets
 
         target, a = op.target, op.args
         loop = (f"iterate_env_runners(collector, {spec.frames_per_batch!r}, "

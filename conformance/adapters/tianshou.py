@@ -50,7 +50,7 @@ has no knob), ``actor_options``: ``RayEnvWorker`` creates its actor with
 multinode fixture's placement, an infeasible request) cannot be passed;
 the adapter ignores it and Ray places the env actors.
 
-Conventions (``conformance.conventions``): ``endless`` is declared (the
+Conventions (``conformance.judge.conventions``): ``endless`` is declared (the
 user's loop runs without end for -1). Not declared, because the loop's
 numbers (``frames_per_batch``, ``total_frames``) are not arguments of any
 Tianshou constructor: ``frame_budget`` (no Tianshou object stops by itself
@@ -166,7 +166,7 @@ class TianshouAdapter(Adapter):
 
     # -- standalone scripts (python -m conformance script) ----------------------------
     def script_header(self) -> list[str]:
-        from conformance.snippets import source_of
+        from conformance.adapters.snippets import source_of
 
         out = ["from tianshou.data import AsyncCollector, Collector",
                "from tianshou.env import RayVectorEnv", ""]
@@ -179,7 +179,7 @@ class TianshouAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling Tianshou as this adapter does."""
-        from conformance import snippets
+        from conformance.adapters import snippets
 
         a = op.args
         loop = f"collect_batches(collector, {spec.frames_per_batch!r}, {spec.total_frames!r})"

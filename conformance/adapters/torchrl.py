@@ -262,7 +262,7 @@ class TorchRLAdapter(Adapter):
     # -- standalone scripts (python -m conformance script) ------------------------------
     def script_header(self) -> list[str]:
         """Imports and helpers of a standalone script, for the installed torchrl."""
-        from conformance.snippets import source_of
+        from conformance.adapters.snippets import source_of
 
         out = ["import functools", "",
                "from torchrl.collectors.distributed import RayCollector"]
@@ -309,7 +309,7 @@ class TorchRLAdapter(Adapter):
 
     def script_lines(self, op, spec: Spec) -> list[str] | None:
         """Body lines of one operation, calling torchrl as this adapter does."""
-        from conformance import snippets
+        from conformance.adapters import snippets
 
         target, a = op.target, op.args
         if op.verb == "construct":

@@ -7,7 +7,7 @@ from conformance.catalog.build import ALL, components_of
 from conformance.catalog.families import FAMILIES as SINGLE_INSTANCE
 from conformance.catalog.instances import instances
 from conformance.catalog.sweep import sweep
-from conformance.scenario import OWNERS, Scenario
+from conformance.ops.scenario import OWNERS, Scenario
 
 PROFILES = ("quick", "full")
 #: every family: one component of each kind (``families``), several at once

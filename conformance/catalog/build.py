@@ -1,9 +1,9 @@
 """Small builders shared by every family: the same op sequences, one place."""
 from __future__ import annotations
 
-from conformance.verbs import needs_of, scenario_needs
-from conformance.scenario import Op
-from conformance.targets import instance, kind_of
+from conformance.ops.verbs import needs_of, scenario_needs
+from conformance.ops.scenario import Op
+from conformance.ops.targets import instance, kind_of
 
 #: every component, in the order the catalog builds them
 ALL = ("buffer", "collector", "evaluator")
@@ -104,7 +104,7 @@ def as_instance(ops, n: int) -> list[Op]:
 
 def requirements(ops) -> tuple[str, ...]:
     """Adapter features a list of ops needs (each verb declares its own,
-    ``conformance.verbs.Verb.needs``): without one the scenario is skipped. A
+    ``conformance.ops.verbs.Verb.needs``): without one the scenario is skipped. A
     feature a verb can do without (``liveness`` for check_alive:
     ``optional_feature``) is not among them: that op is recorded
     "unsupported" and the scenario runs. Nor is ``ready_timeout``:

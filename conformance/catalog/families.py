@@ -14,8 +14,8 @@ import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
     LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, warm_up
-from conformance.verbs import KILL_HOWS
-from conformance.scenario import Scenario
+from conformance.ops.verbs import KILL_HOWS
+from conformance.ops.scenario import Scenario
 
 
 #: quick scenarios gated on the multinode fixture only: on local each adds a

@@ -8,7 +8,7 @@ they were: ``others_untouched`` names the instance whose actors ended,
 ``data_kept`` the buffer that lost frames and the collector whose writes
 stopped landing (``check_writes``); a second worker asking for a taken name
 must fail clearly (``fails_clearly``) and leave the first one working.
-Targets name the instances (``collector.2``, see :mod:`conformance.targets`).
+Targets name the instances (``collector.2``, see :mod:`conformance.ops.targets`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import itertools
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, SLOW_ENV, op, place_args, \
     teardowns
 from conformance.catalog.families import make
-from conformance.targets import instance, kind_of
+from conformance.ops.targets import instance, kind_of
 
 #: collectors writing in the background run the slow env with small batches
 #: (16 frames take 0.8 s per actor): the buffer grows steadily and never

@@ -2,7 +2,7 @@
 in the same driver process, as a hyper-parameter sweep's loop does.
 
 Generation 2's components are new instances (``collector.2``, see
-:mod:`conformance.targets`). Nothing of generation 1 may reach generation 2:
+:mod:`conformance.ops.targets`). Nothing of generation 1 may reach generation 2:
 no actor or thread left between them (``check_clean``, judged by
 ``no_leftover_actor`` and ``no_leftover_thread``), the name of a named eval
 worker free for the next one (``name_freed``; generation 2 asks for the same
@@ -18,7 +18,7 @@ from __future__ import annotations
 from conformance.catalog.build import ALL, as_instance, build, op, warm_up
 from conformance.catalog.families import make
 from conformance.catalog.instances import WRITERS
-from conformance.scenario import Op
+from conformance.ops.scenario import Op
 
 
 def generation(fixture, owner, comps) -> list:

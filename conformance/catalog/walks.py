@@ -3,7 +3,7 @@
 Like Hypothesis' ``RuleBasedStateMachine``, a small model of the components'
 state (built, open, killed, closed; Ray up) gives each rule its
 precondition; a seed fixes every choice, so ``walk/<fixture>/<owner>/seed-<n>``
-always names the same sequence (``conformance.shrink`` shrinks a failing
+always names the same sequence (``conformance.repro.shrink`` shrinks a failing
 one, as any scenario).
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ import random
 
 from conformance.catalog.build import ALL, components_of, place_args, requirements, \
     subset_variant
-from conformance.verbs import KILL_HOWS as ALL_KILL_HOWS
-from conformance.scenario import Op, Scenario
+from conformance.ops.verbs import KILL_HOWS as ALL_KILL_HOWS
+from conformance.ops.scenario import Op, Scenario
 
 QUICK_SEEDS = (4,)
 FULL_SEEDS = tuple(range(1, 11))

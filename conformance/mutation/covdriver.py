@@ -1,6 +1,6 @@
 """The scenario driver under coverage (``python -m conformance mutate coverage``).
 
-Runs ``conformance.driver.main`` with coverage.py measuring ``impl/`` in the
+Runs ``conformance.run.driver.main`` with coverage.py measuring ``impl/`` in the
 driver, its threads and its peer (a fork, in a file of its own), the data file named after the
 driver's pid, the scenario id as the coverage context. The id also goes to
 the environment, so that the Ray processes a ``local`` driver starts (its
@@ -16,7 +16,7 @@ import os
 def main(request_path: str) -> int:
     import coverage
 
-    from conformance import driver
+    from conformance.run import driver
 
     with open(request_path) as f:
         scenario_id = json.load(f)["scenario"]["id"]

@@ -24,13 +24,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from conformance.execute import DRIVER_ENTRY, history_file, run_scenario
-from conformance.history import History, read_history
+from conformance.run.execute import DRIVER_ENTRY, history_file, run_scenario
+from conformance.ops.history import History, read_history
 from fixtures.rayenv import REPO_ROOT
 
 IMPL = "reference"
 #: what the fork server imports once: the harness, not the code under test
-PRELOAD = ["conformance.driver", "conformance.verbs", "fixtures.gcs"]
+PRELOAD = ["conformance.run.driver", "conformance.ops.verbs", "fixtures.gcs"]
 NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 #: oracles whose verdict depends on the machine's speed: a failure naming one
@@ -70,7 +70,7 @@ class ScenarioRunner:
     """Runs scenarios one at a time in a session that never preloads ``impl``."""
 
     def __init__(self, extra_env: dict | None = None, entry: tuple = DRIVER_ENTRY):
-        from conformance.registry import load_adapter
+        from conformance.adapters.registry import load_adapter
         from fixtures.session import SessionResources
 
         shutil.rmtree(REPO_ROOT / "impl" / "__pycache__", ignore_errors=True)

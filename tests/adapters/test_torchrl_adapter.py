@@ -21,7 +21,7 @@ import ray  # noqa: E402
 
 from conformance.adapter import CONVENTIONS, Spec  # noqa: E402
 from conformance.adapters.torchrl import TorchRLAdapter  # noqa: E402
-from conformance.verbs import _batch  # noqa: E402
+from conformance.ops.verbs import _batch  # noqa: E402
 from tests.adapters.local_ray import alive as _alive, temp_dir, wait_dead  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)

@@ -13,8 +13,9 @@ import sys
 
 import yaml
 
-from conformance import catalog, report, shard
-from conformance.claims import Claim
+from conformance import catalog
+from conformance.reports import report, shard
+from conformance.reports.claims import Claim
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GATE = os.path.join(REPO, "ci", "conformance-gate.yml")

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-from conformance import known_failures
+from conformance.reports import known_failures
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMMITTED = os.path.join(REPO, "ci", "results", "torchrl", "torchrl-0.14.1_ray-2.60.0.json")
@@ -161,7 +161,7 @@ def test_a_varying_oracle_that_fails_in_every_run_is_a_drift(tmp_path):
     Failing in every one of varies.RUNS runs it no longer varies (a drift);
     with fewer runs, all failing, the scenario is undecided (red, and
     ``--pending`` lists it to rerun); a rerun that crashed does not count."""
-    from conformance.varies import RUNS
+    from conformance.reports.varies import RUNS
 
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{FAILING}  varies:clean_stderr  # a race decides a traceback\n"

@@ -12,9 +12,10 @@ import sys
 
 import pytest
 
-from conformance import catalog, known_failures, report, ruling
+from conformance import catalog
+from conformance.reports import known_failures, report, ruling
 from conformance.adapter import FEATURES
-from conformance.claims import Claim
+from conformance.reports.claims import Claim
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QUICK = [s.id for s in catalog.scenarios(("local", "multinode"), "quick")]

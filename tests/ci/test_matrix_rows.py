@@ -3,7 +3,7 @@ releases, a component-subset variant in the row of the scenario it stands
 for (no Ray: synthetic reports)."""
 import html
 
-from conformance import matrix
+from conformance.reports import matrix
 
 
 def _doc(impl, *entries):

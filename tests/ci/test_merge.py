@@ -1,8 +1,8 @@
-"""Shard reports merged into one (conformance/merge.py): ``summary``, ``gate``
+"""Shard reports merged into one (conformance/reports/merge.py): ``summary``, ``gate``
 and ``matrix`` read the merge as the single run it stands for; a merge of
 shards that are not one complete run is refused (exit 2) with the reason.
 
-Synthetic reports split with the real rule (conformance/shard.py), then
+Synthetic reports split with the real rule (conformance/reports/shard.py), then
 whole shard runs of the suite (pytest with xdist, the report, ``merge``,
 ``gate``) on scenarios that skip without starting Ray."""
 import copy
@@ -15,9 +15,10 @@ import uuid
 
 import pytest
 
-from conformance import catalog, gate, matrix, merge, report, ruling, shard, summary
-from conformance.claims import Claim
-from conformance.known_failures import Expected
+from conformance import catalog
+from conformance.reports import gate, matrix, merge, report, ruling, shard, summary
+from conformance.reports.claims import Claim
+from conformance.reports.known_failures import Expected
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,5 +1,5 @@
 """Issue bodies for the upstream tracker (no Ray: findings from a report)."""
-from conformance import upstream
+from conformance.repro import upstream
 from conformance.adapters import regressions
 
 
@@ -52,7 +52,7 @@ def test_the_body_says_versions_script_expected_observed_evidence_and_repro():
 
 # -- the check: does a script's output show the finding -----------------------------
 
-from conformance.upstream_check import Trace, marker, shows  # noqa: E402
+from conformance.repro.upstream_check import Trace, marker, shows  # noqa: E402
 
 OUT = """[0] construct buffer ...
 [0] construct buffer: ok -> 1 actor(s) (0.512s)

@@ -4,9 +4,9 @@ import pytest
 @pytest.fixture(scope="module")
 def session():
     """A zygote and clusters for this test module, torn down by pid."""
-    from conformance.execute import preload_modules
+    from conformance.run.execute import preload_modules
     from fixtures.rayenv import RAY_ENV
-    from conformance.registry import load_adapter
+    from conformance.adapters.registry import load_adapter
     from fixtures.session import SessionResources
     import os
 

@@ -1,6 +1,6 @@
 """A driver with one fault of the harness injected: ``main(fault, request_path)``.
 
-Spawned in place of ``conformance.driver.main`` (``run_scenario(entry=...)``)
+Spawned in place of ``conformance.run.driver.main`` (``run_scenario(entry=...)``)
 by ``test_honesty.py``. Each fault breaks the harness, never the
 implementation, so the verdict must be neither ``pass`` nor blamed on the
 implementation.
@@ -9,8 +9,8 @@ import os
 import signal
 import time
 
-from conformance import driver
-from conformance.history import HistoryWriter
+from conformance.run import driver
+from conformance.ops.history import HistoryWriter
 from fixtures.gcs import GcsObserver
 
 #: a short probe deadline, so that a hanging probe ends the test in seconds
@@ -36,14 +36,14 @@ def _arm_on_teardown(op):
 
 
 def _probe_after(fault):
-    def probe_after(ctx, op, status, baseline):
+    def probe_after(ctx, op, status, *rest):
         _arm_on_teardown(op)
         if os.environ.get("RLC_FAULT_ARMED"):
             if fault == "probe-raises":
                 raise RuntimeError("injected: the probe raised")
             if fault == "exit-0":
                 os._exit(0)
-        return ORIGINAL_PROBE_AFTER(ctx, op, status, baseline)
+        return ORIGINAL_PROBE_AFTER(ctx, op, status, *rest)
     return probe_after
 
 
@@ -108,7 +108,7 @@ def main(fault, request_path):
         nowhere = tempfile.mkdtemp(prefix="rlc-no-env-looks-here-")
         envs.hang_flag = lambda pid: os.path.join(nowhere, str(pid))  # no env reads it
     elif fault == "race-not-set-up":
-        from conformance import threads, verbs
+        from conformance.ops import threads, verbs
 
         verbs.IN_CALL_WAIT = 1.0
         threads.inside_ray = lambda skip=None: []  # the thread never seen inside Ray

@@ -6,7 +6,7 @@ from fixtures.rayenv import REPO_ROOT
 
 LOAD = """
 import sys
-from conformance.registry import load_adapter
+from conformance.adapters.registry import load_adapter
 adapters = [load_adapter("reference"), load_adapter("regression:exit-hangs-on-thread")]
 print("torch" in sys.modules, "impl.collector" in sys.modules)
 classes = [a.classes["collector"] for a in adapters]

@@ -11,15 +11,15 @@ import uuid
 
 import pytest
 
-from conformance.after_exit import actors_after_exit
-from conformance.execute import cleanup_env
+from conformance.cluster.after_exit import actors_after_exit
+from conformance.run.execute import cleanup_env
 from fixtures.rayenv import REPO_ROOT
 from fixtures.session import SessionResources
 
 DRIVER = textwrap.dedent("""
     import json, os
     import ray
-    from conformance.driver import pickled_handle
+    from conformance.run.driver import pickled_handle
     ray.init(address=os.environ["RAY_ADDRESS"])
 
     @ray.remote(num_cpus=0, max_restarts=-1)
@@ -47,7 +47,7 @@ def cluster():
 def test_a_restarting_actor_is_never_taken_for_removed(cluster, tmp_path, monkeypatch):
     import json
 
-    from conformance import cleanup
+    from conformance.cluster import cleanup
     from fixtures.wait import poll
 
     monkeypatch.setattr(cleanup, "DEAD_WAIT", 3.0)  # a restart takes under a second here

@@ -2,8 +2,8 @@
 axis, version ranges, the releases file and the environments' contents."""
 import pytest
 
-from conformance import bisection, releases
-from conformance.venvs import EnvSpec
+from conformance.releases import bisection, releases
+from conformance.releases.venvs import EnvSpec
 
 
 def counting(keys):
@@ -81,7 +81,7 @@ def test_the_releases_file_names_its_columns(tmp_path):
 
 
 def test_the_committed_releases_file_loads():
-    from conformance.venvs import REPO_ROOT
+    from conformance.releases.venvs import REPO_ROOT
 
     cols = releases.load(str(REPO_ROOT / "ci" / "results" / "releases" / "columns.txt"))
     assert [(impl, s.package, s.version, s.ray) for impl, s in cols] == [

@@ -5,8 +5,8 @@ import sys
 
 from conformance import catalog
 from conformance.catalog.walks import generate, walk_from_id
-from conformance.shrink import shrink
-from conformance.scenario import Op, Scenario
+from conformance.repro.shrink import shrink
+from conformance.ops.scenario import Op, Scenario
 
 
 def test_every_scenario_round_trips_through_json_with_a_stable_id():
@@ -135,7 +135,7 @@ def test_every_signal_is_armed_for_a_slow_call_after_it_and_one_that_ends_the_pr
     import pytest
 
     from conformance.catalog.build import SLOW_ENV, op
-    from conformance.interrupts import check_interrupts
+    from conformance.ops.interrupts import check_interrupts
 
     signalled = 0
     for s in catalog.scenarios(("local", "multinode"), "full"):
@@ -230,7 +230,7 @@ def test_use_after_close_does_without_start():
     """``use(call=start)`` needs ``background`` only as an optional feature:
     an implementation without start() runs the scenario, that call recorded
     unsupported (RLlib's EnvRunnerGroup has no start())."""
-    from conformance.verbs import optional_feature_of
+    from conformance.ops.verbs import optional_feature_of
 
     s = catalog.find("use_after_close/local/user/collector")
     calls = {o.args["call"]: optional_feature_of(o) for o in s.ops if o.verb == "use"}

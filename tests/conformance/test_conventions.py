@@ -1,10 +1,10 @@
 """A convention the implementation does not declare: the oracles resting on
 it are not checked for the ops that rely on it (their findings dropped, the
 entry's not_checked says why), everything else is judged as always."""
-from conformance import conventions
+from conformance.judge import conventions
 from conformance.adapter import CONVENTIONS, FEATURES
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.verdict import decide
+from conformance.judge.verdict import decide
 from tests.conformance.test_oracles import end, err, judge, run_of
 
 ALL = frozenset(ReferenceAdapter.features)
@@ -96,8 +96,8 @@ DECLARED = "regression:sync-batch-not-divided"
 def test_an_implementation_lacking_a_convention_gets_not_checked_instead_of_a_failure(
         session, tmp_path):
     from conformance import catalog
-    from conformance.execute import failure_message, run_scenario
-    from conformance.registry import load_adapter
+    from conformance.run.execute import failure_message, run_scenario
+    from conformance.adapters.registry import load_adapter
 
     cases = {  # scenario -> what rests on sync_division there
         "construction_failure/local/user/collector-invalid-sync_divisible": "fails_clearly",

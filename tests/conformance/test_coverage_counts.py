@@ -2,12 +2,12 @@
 built: both are ops not done, for different reasons, and a report that mixed
 them would blame an implementation's feature list for a failed constructor."""
 from conformance.catalog import find
-from conformance.execute import result_entry
-from conformance.history import History
-from conformance.oracles import Run
-from conformance.claims import coverage_line
-from conformance.report import coverage
-from conformance.verdict import Decision
+from conformance.run.execute import result_entry
+from conformance.ops.history import History
+from conformance.judge.oracles import Run
+from conformance.reports.claims import coverage_line
+from conformance.reports.report import coverage
+from conformance.judge.verdict import Decision
 
 
 def end(i, op, status, result=None):

@@ -14,8 +14,8 @@ import pytest
 
 from conformance import catalog
 from conformance.adapters import regressions
-from conformance.execute import failure_message, run_scenario
-from conformance.registry import load_adapter
+from conformance.run.execute import failure_message, run_scenario
+from conformance.adapters.registry import load_adapter
 
 CROSS = os.environ.get("RLC_CI_FULL") == "1"
 CASES = [(rid, catch, sid) for rid in regressions.ids()

@@ -1,13 +1,13 @@
 """Findings as data: an oracle's finding carries its op and its history time,
 and the verdict, the report and the summary read those fields."""
 from conformance.catalog import find
-from conformance.execute import result_entry
-from conformance.findings import Finding, at, by_time, in_run, unknown_at
-from conformance.history import History, HistoryFile
-from conformance.oracles import ORACLES, Run, judge
-from conformance.scenario import Op, Scenario
-from conformance.summary import first_violation
-from conformance.verdict import decide, texts
+from conformance.run.execute import result_entry
+from conformance.judge.findings import Finding, at, by_time, in_run, unknown_at
+from conformance.ops.history import History, HistoryFile
+from conformance.judge.oracles import ORACLES, Run, judge
+from conformance.ops.scenario import Op, Scenario
+from conformance.reports.summary import first_violation
+from conformance.judge.verdict import decide, texts
 
 RAY = "127.0.0.1:1/session_a/01000000"
 FINAL = {"phase": "final", "ray": RAY, "threads": [], "actors": {},
@@ -87,7 +87,7 @@ def test_the_split_at_a_failed_harness_step_reads_the_op_field():
         end(0, 1.0, "construct", "buffer"),
         end(1, 14.0, "teardown", "buffer", result=SLOW_TEARDOWN, probe=BUFFER_DEAD),
         end(2, 15.0, "kill", "collector", status="raised", args={"how": "sigkill"},
-            error=err("conformance.verbs.HarnessError", "no live target")),
+            error=err("conformance.ops.verbs.HarnessError", "no live target")),
         end(3, 16.0, "iterate", "collector", status="raised", error=err(),
             args={"batches": 1})], stderr="Traceback (most recent call last):\n")
     d = decide(run)
@@ -116,7 +116,7 @@ def test_the_helpers_write_the_label_and_the_fields():
 
 
 def test_an_oracle_that_returns_text_instead_of_findings_is_unknown(monkeypatch):
-    import conformance.oracles as oracles
+    import conformance.judge.oracles as oracles
 
     monkeypatch.setitem(oracles.ORACLES, "data_kept", lambda run: ["op 0 (x) broke"])
     run = run_of([end(0, 1.0, "construct", "buffer")])

@@ -4,8 +4,8 @@ implementation (the ``error`` verdict, naming what the harness failed at)."""
 import pytest
 
 from conformance import catalog
-from conformance.execute import failure_message, run_scenario
-from conformance.registry import load_adapter
+from conformance.run.execute import failure_message, run_scenario
+from conformance.adapters.registry import load_adapter
 
 TEARDOWN = "double_close/local/user/buffer-twice"
 KILL = "killed/local/user/buffer-sigkill>teardown"

@@ -6,11 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance import catalog, script, targets, verbs
+from conformance import catalog
+from conformance.repro import script
+from conformance.ops import targets, verbs
 from conformance.adapter import Spec
-from conformance.registry import load_adapter
-from conformance.scenario import Op, Scenario
-from conformance.shrink import shrink
+from conformance.adapters.registry import load_adapter
+from conformance.ops.scenario import Op, Scenario
+from conformance.repro.shrink import shrink
 
 
 # -- names ---------------------------------------------------------------------------

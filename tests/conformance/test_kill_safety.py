@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conformance.verbs import HarnessError, check_signalable
+from conformance.ops.verbs import HarnessError, check_signalable
 
 
 @pytest.mark.parametrize("pid", [0, 1, -1, None])
@@ -41,8 +41,8 @@ def test_no_signal_to_a_process_that_is_not_a_ray_worker():
 def test_no_node_removal_off_the_suites_own_cluster(kind):
     from types import SimpleNamespace
 
-    from conformance.scenario import Op
-    from conformance.verbs import kill
+    from conformance.ops.scenario import Op
+    from conformance.ops.verbs import kill
 
     ctx = SimpleNamespace(fixture={"kind": kind, "nodes": []}, running_op=None)
     with pytest.raises(HarnessError, match=f"refusing to remove a node of the {kind} fixture"):

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.scenario import Op
-from conformance.verbs import VERBS
+from conformance.ops.scenario import Op
+from conformance.ops.verbs import VERBS
 
 
 class Scripted:
@@ -65,7 +65,7 @@ def test_check_error_reports_a_call_that_keeps_returning():
 
 
 def test_the_history_records_an_errors_chain():
-    from conformance.history import describe_error
+    from conformance.ops.history import describe_error
 
     try:
         try:

@@ -1,9 +1,9 @@
 """Oracles on hand-made histories: each rule fails when broken, holds when kept."""
-from conformance.history import History, HistoryFile
-from conformance.oracles import ORACLES, Run
-from conformance.oracles import judge as _judge
-from conformance.scenario import Op, Scenario
-from conformance.verdict import decide as _decide, texts
+from conformance.ops.history import History, HistoryFile
+from conformance.judge.oracles import ORACLES, Run
+from conformance.judge.oracles import judge as _judge
+from conformance.ops.scenario import Op, Scenario
+from conformance.judge.verdict import decide as _decide, texts
 
 RAY = "127.0.0.1:1/session_a/01000000"
 #: the setup record's runtime_watch of a driver that watched the runtime during the ops
@@ -441,11 +441,11 @@ def test_an_implementation_call_that_raises_unexpectedly_fails():
 
 def test_a_fault_the_harness_could_not_inject_is_an_error_not_a_pass():
     r = end(0, "kill", "collector", status="raised", args={"how": "sigkill"},
-            error=err("conformance.verbs.HarnessError", "pid 0 refused"))
+            error=err("conformance.ops.verbs.HarnessError", "pid 0 refused"))
     verdict, violations, unknown_ = decide(run_of([r]))
     assert verdict == "error" and violations == {}
     assert unknown_["harness_steps_succeed"] == [
-        "op 0 (kill collector): the harness could not do it: conformance.verbs.HarnessError: pid 0 refused"]
+        "op 0 (kill collector): the harness could not do it: conformance.ops.verbs.HarnessError: pid 0 refused"]
 
 
 def test_a_collector_that_stops_early_fails_batch_counts():
@@ -501,7 +501,7 @@ def test_an_unknown_job_actor_list_is_not_a_clean_one():
 
 
 def test_an_oracle_that_raises_is_unknown_not_a_pass(monkeypatch):
-    import conformance.oracles as oracles
+    import conformance.judge.oracles as oracles
 
     def broken(run):
         raise KeyError("x")

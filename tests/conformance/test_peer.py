@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conformance.peer import PeerStandby
+from conformance.run.peer import PeerStandby
 
 
 def toy_main(request_path):

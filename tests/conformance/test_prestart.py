@@ -1,8 +1,8 @@
 """The next scenario's driver starts while the current one exits, and is adopted."""
 from conformance import catalog
-from conformance.execute import EarlyStart, failure_message, run_scenario
-from conformance.history import History, read_history
-from conformance.registry import load_adapter
+from conformance.run.execute import EarlyStart, failure_message, run_scenario
+from conformance.ops.history import History, read_history
+from conformance.adapters.registry import load_adapter
 from fixtures import procs
 
 FIRST = "double_close/local/user/buffer-twice"
@@ -46,7 +46,7 @@ def test_a_driver_prestarted_for_another_test_is_stopped_before_the_next_scenari
 def test_a_prestarted_driver_nobody_adopts_is_killed_with_the_session(tmp_path):
     import os
 
-    from conformance.execute import preload_modules
+    from conformance.run.execute import preload_modules
     from fixtures.rayenv import RAY_ENV
     from fixtures.session import SessionResources
 

@@ -2,7 +2,7 @@
 stands: an adapter of the user's own outside the root gets its PYTHONPATH."""
 import sys
 
-from conformance.execute import repro_command
+from conformance.run.execute import repro_command
 from fixtures.rayenv import REPO_ROOT
 
 

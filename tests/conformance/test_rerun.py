@@ -1,5 +1,5 @@
 """A failure a busy machine may have made is rerun once alone, after every
-other scenario, and the rerun decides (``conformance.rerun``); the report
+other scenario, and the rerun decides (``conformance.run.rerun``); the report
 keeps both runs. The machine's CPU pressure is a fake PSI file here, made
 to read as fully busy (or idle)."""
 import os
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from conformance.rerun import merged, needs_rerun
+from conformance.run.rerun import merged, needs_rerun
 from tests.conformance.suite_run import suite, verdicts
 
 SCENARIO = "use_after_close/local/user/buffer"

@@ -1,4 +1,4 @@
-"""The runtime watch (``conformance.runtime_watch``) on a real Ray 2.60, in a
+"""The runtime watch (``conformance.ops.runtime_watch``) on a real Ray 2.60, in a
 process of its own: it records every start and end of a runtime as it
 happens, and Ray's auto-init on a stale handle goes through the public
 ``ray.init`` it wraps (the measurement behind the watch's design)."""
@@ -15,7 +15,7 @@ from fixtures.rayenv import REPO_ROOT, full_env, ray_env
 DRIVER = """
 import json, sys, time
 import ray
-from conformance.runtime_watch import RuntimeWatch
+from conformance.ops.runtime_watch import RuntimeWatch
 from fixtures.wait import poll
 
 records, t0 = [], time.monotonic()

@@ -14,10 +14,11 @@ import uuid
 
 import pytest
 
-from conformance import catalog, script
+from conformance import catalog
+from conformance.repro import script
 from conformance.adapters.reference import ReferenceAdapter
 from fixtures.rayenv import RAY_ENV
-from conformance.registry import load_adapter
+from conformance.adapters.registry import load_adapter
 from fixtures import procs
 from fixtures.rayenv import MARKER_VAR, REPO_ROOT
 

@@ -1,4 +1,4 @@
-"""Splitting a run into shards (conformance/shard.py): every scenario in
+"""Splitting a run into shards (conformance/reports/shard.py): every scenario in
 exactly one shard, the same split in every process whatever the order of the
 ids and PYTHONHASHSEED, balanced by a previous report's durations."""
 import json
@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conformance import catalog, shard
+from conformance import catalog
+from conformance.reports import shard
 from fixtures.rayenv import REPO_ROOT
 
 FULL = [s.id for s in catalog.scenarios(("local", "multinode"), "full")]
@@ -63,7 +64,8 @@ def test_the_split_ignores_the_order_of_the_ids():
 
 SPLIT_AS_JSON = """
 import json, random, sys
-from conformance import catalog, shard
+from conformance import catalog
+from conformance.reports import shard
 ids = [s.id for s in catalog.scenarios(("local", "multinode"), "full")]
 rng = random.Random(3)
 durations = {i: round(rng.uniform(1, 9), 2) for i in ids[::2]}  # half of them timed

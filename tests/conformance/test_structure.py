@@ -142,3 +142,36 @@ def test_pytest_is_reached_only_at_the_edge():
 def test_the_reach_check_follows_imports_through_other_modules():
     graph = {"a": {"b"}, "b": {"c"}, "c": set(), "d": set()}
     assert reaches(graph, "a") == {"b", "c"} and reaches(graph, "d") == set()
+
+
+def conformance_rooms(graph: dict) -> dict:
+    """The import graph of conformance/'s rooms: each folder (``conformance.run``)
+    and each module at the top (``conformance.plugin``) is one node."""
+    def room(name):
+        return ".".join(name.split(".")[:2])
+    rooms = {}
+    for name, deps in graph.items():
+        if name.startswith("conformance."):
+            mine = rooms.setdefault(room(name), set())
+            for dep in deps:
+                if dep.startswith("conformance.") and room(dep) != room(name):
+                    mine.add(room(dep))
+                    rooms.setdefault(room(dep), set())
+    return rooms
+
+
+def test_no_import_cycle_among_the_folders_of_conformance():
+    """The folders of conformance/ show the pipeline one way (docs/layout.md):
+    no folder reaches itself through another."""
+    assert cycles(conformance_rooms(import_graph())) == []
+
+
+def test_the_room_graph_puts_a_folder_s_modules_in_one_room():
+    graph = {"conformance.up.a": {"conformance.down.b", "fixtures.gcs"},
+             "conformance.down.b": {"conformance.up.c"},
+             "conformance.up.c": set(), "conformance.top": {"conformance.up.a"}}
+    rooms = conformance_rooms(graph)
+    assert rooms == {"conformance.up": {"conformance.down"},
+                     "conformance.down": {"conformance.up"},
+                     "conformance.top": {"conformance.up"}}
+    assert cycles(rooms) == [["conformance.down", "conformance.up"]]

@@ -1,4 +1,4 @@
-"""conformance.threads: which threads the driver records as the
+"""conformance.ops.threads: which threads the driver records as the
 implementation's (whatever module runs them, under a key never reused, the
 harness's and Ray's own left out by what they are), and which one is
 blocked in a call into Ray."""
@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conformance.threads import inside_ray, new_threads, ray_driver_thread, threads_now
+from conformance.ops.threads import inside_ray, new_threads, ray_driver_thread, threads_now
 from fixtures.harness_threads import start_harness_thread
 from fixtures.rayenv import REPO_ROOT
 from fixtures.wait import wait_for_condition
@@ -78,7 +78,7 @@ def test_only_rays_own_driver_threads_are_rays():
 RAY_DRIVER = textwrap.dedent("""
     import json, threading
     from concurrent.futures import ThreadPoolExecutor
-    from conformance.threads import new_threads, threads_now
+    from conformance.ops.threads import new_threads, threads_now
     baseline = threads_now()
     import ray
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=True)

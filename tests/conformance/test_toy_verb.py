@@ -5,12 +5,12 @@ import os
 import subprocess
 import sys
 
-from conformance import verbs
+from conformance.ops import verbs
 from conformance.catalog.build import requirements
-from conformance.execute import failure_message, run_scenario
-from conformance.registry import load_adapter
-from conformance.scenario import Op, Scenario
-from conformance.script import generate
+from conformance.run.execute import failure_message, run_scenario
+from conformance.adapters.registry import load_adapter
+from conformance.ops.scenario import Op, Scenario
+from conformance.repro.script import generate
 from fixtures.rayenv import REPO_ROOT
 
 IMPL = "tests.conformance.toy_verb:ToyAdapter"

@@ -6,8 +6,8 @@ import sys
 import time
 from types import SimpleNamespace
 
-from conformance.budgets import SETTLE_SECONDS
-from conformance.driver import zombie_pids
+from conformance.ops.budgets import SETTLE_SECONDS
+from conformance.run.driver import zombie_pids
 
 EXITING = "import time\nt = time.monotonic()\nwhile time.monotonic() - t < {}: pass"
 

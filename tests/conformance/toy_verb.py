@@ -2,7 +2,7 @@
 declaration below is all there is; the driver runs it, the probe and the
 deadline follow its declaration, the script generator writes its lines."""
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.verbs import IMPL, verb
+from conformance.ops.verbs import IMPL, verb
 
 
 @verb(IMPL, "toy: read the buffer's length twice (args: none)",

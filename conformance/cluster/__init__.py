@@ -1,0 +1,1 @@
+"""What drivers leave on a cluster that outlives them, found and removed."""

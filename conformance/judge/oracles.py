@@ -1,0 +1,1514 @@
+"""Oracles: one function per lifecycle rule, each judging a recorded run.
+
+An oracle takes a :class:`Run` and returns a list of findings
+(:class:`conformance.judge.findings.Finding`; empty: the rule holds, or does not
+apply to this run), written with the helpers of ``conformance.judge.findings``
+(``at(r, "raised X")`` for op record r). A finding is a violation, or
+``unknown``: the rule could not be judged because what it needs was not
+observed (a probe that raised or timed out, a GCS that did not answer). As
+in Jepsen's checkers, unknown is never valid: a run with an unknown finding
+and no violation gets the ``error`` verdict, never ``pass``. ``judge`` runs
+each oracle "safely": an oracle that raises, or returns anything but
+findings, is unknown too (Jepsen's ``check-safe``). Oracles never execute
+anything.
+"""
+from __future__ import annotations
+
+import math
+import re
+import signal as signals
+from dataclasses import dataclass, field, replace
+
+from conformance.judge.conventions import not_checked
+from conformance.judge.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
+from conformance.ops.history import HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
+from conformance.ops.runtime_watch import session_of
+from conformance.ops.verbs import HARNESS, VERBS
+from conformance.ops.scenario import Scenario
+from fixtures.watchdog import WATCHDOG_LINE
+
+LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
+GENERIC_ERRORS = {
+    "builtins.AttributeError", "builtins.TypeError", "builtins.KeyError",
+    "builtins.IndexError", "builtins.NameError", "builtins.AssertionError",
+    "builtins.UnboundLocalError", "builtins.NotImplementedError",
+}
+CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
+BOUND_SLACK = 0.25
+#: seconds within which what a signal raises must come out of the op it was
+#: sent into: Ray's own blocking calls (ray.get, ray.wait without a timeout)
+#: look at the signals once a second (a SIGINT into either surfaced 1.0 s
+#: later in 4 of 4 runs here, Ray 2.60; a 0.2 s slice: 0.2 s), plus slack for load
+INTERRUPT_BOUND = 2.0
+#: what a driver's exit looks like when the user's program ends with the
+#: signal's exception: an uncaught KeyboardInterrupt exits 1 once Ray is
+#: imported (Ray's sys.excepthook; plain Python kills itself with SIGINT:
+#: measured, Python 3.11, Ray 2.60); after SIGTERM, Ray's handler exits with
+#: 15 (SystemExit(15)), or 1 (Ray turns it into SystemExit(1) inside ray.get/
+#: ray.wait), the default action kills with SIGTERM (no handler: Ray never
+#: initialized in the main thread), and Ray's C++ failure-signal handler
+#: aborts a driver still running 3 s after the SIGTERM (SIGABRT; 4 of 6 runs
+#: blocked in ray.get/ray.wait here, whose exit took longer)
+SIGNAL_ENDS = {"SIGINT": ({1}, {signals.SIGINT}),
+               "SIGTERM": ({1, 15}, {signals.SIGTERM, signals.SIGABRT})}
+#: the user's own calls that end (or replace) the driver's Ray runtime
+USER_RAY_VERBS = ("ray_shutdown", "ray_restart")
+#: verbs whose raise a rule of their own judges (see ``calls_succeed``)
+JUDGED_ELSEWHERE = {"teardown", "exhaust", "check_data", "check_alive", "check_error", "construct",
+                    "use", "peer", "check_writes"}
+#: what an error must name when a fault caused it (``errors_surface``), by the
+#: op's ``cause``: the failing env's words (``conformance.envs.FAILURE_TEXT``,
+#: kept equal by tests/conformance/test_oracles.py), or an actor's death as
+#: Ray reports it (ActorDiedError, RayActorError, ActorUnavailableError) or
+#: in words
+CAUSES = {
+    "env": re.compile(r"fails on purpose"),
+    "actor": re.compile(r"Actor(Died|Unavailable)Error|RayActorError|actor\b.*\b(died|dead|killed)"
+                        r"|\b(died|dead|killed)\b.*\bactor", re.I | re.S),
+}
+
+
+@dataclass
+class Run:
+    """Everything known about one scenario run."""
+
+    scenario: Scenario
+    history: History
+    exit_code: int | None = None
+    signal: int | None = None
+    hung: bool = False
+    stderr: str = ""
+    stack_dump: str | None = None
+    leftover: list = field(default_factory=list)
+    #: the driver's jobs' actors alive after its exit (``conformance.cluster.after_exit``)
+    after_exit: dict = field(default_factory=dict)
+    teardown_bound: float = 10.0
+    closed_errors: tuple = ()  # qualified names
+    #: the adapter's features (None: every one); a convention it lacks makes
+    #: the findings resting on it not checked (``conformance.judge.conventions``)
+    features: frozenset | None = None
+
+    def op_records(self, verb=None, target=None):
+        for r in self.history.ops:
+            op = r["op"]
+            if verb and op.get("verb") != verb:
+                continue
+            if target and op.get("target") != target:
+                continue
+            yield r
+
+    @property
+    def spec(self):
+        from conformance.adapter import Spec
+
+        return Spec.for_scenario(self.scenario)
+
+
+def _construct_args(run: Run, component: str) -> dict:
+    for r in run.op_records("construct", component):
+        return r["op"].get("args", {})
+    return {}
+
+
+def created_actors(r: dict) -> list[dict]:
+    """The actors a construct op created, as its probe recorded them."""
+    return (r.get("probe") or {}).get("created") or (r.get("result") or {}).get("actors") or []
+
+
+def _constructed(run: Run) -> set:
+    return {r["op"]["target"] for r in run.op_records("construct") if r["status"] == "ok"}
+
+
+def _field(record: dict | None, key: str, what: str, op: int | None, time: float | None):
+    """``record[key]`` of a probe record, or an unknown :class:`Finding`
+    naming ``what`` probe is missing, raised, or lacks the field."""
+    if record is None:
+        return unknown_in_run(f"no {what} was recorded", time, op)
+    if record.get("error"):
+        e = record["error"]
+        return unknown_in_run(f"the {what} raised {e['type']}: {e['message'][:200]}", time, op)
+    if key not in record:
+        return unknown_in_run(f"the {what} has no {key!r}", time, op)
+    return record[key]
+
+
+def unobserved(value) -> bool:
+    """``value`` (from :func:`probe_of` or :func:`final_of`) is the unknown
+    finding that stands for a fact the probe did not give."""
+    return isinstance(value, Finding)
+
+
+def probe_of(r: dict, key: str):
+    """``r``'s probe field ``key``, or an unknown finding saying why it is missing."""
+    return _field(r.get("probe"), key, f"probe after {label(r)}", r["i"], r.get("t"))
+
+
+def final_of(run: Run, key: str):
+    """The final probe's field ``key``, or an unknown finding."""
+    final = run.history.final
+    return _field(final, key, "final probe", None, (final or {}).get("t"))
+
+
+def final_time(run: Run) -> float | None:
+    """The history time of the final probe (None: there is none)."""
+    return (run.history.final or {}).get("t")
+
+
+def _unknown_state(r: dict, comp: str, aid: str, st: dict) -> Finding:
+    return unknown_at(r, f": state of {comp} actor {aid[:8]} unknown "
+                         f"({str(st.get('error') or 'not observed')[:200]})")
+
+
+# -- where the driver was: the implementation's, or the harness's ---------------------
+
+def in_implementation(run: Run) -> bool:
+    """The history stops inside the implementation's code: one of its ops, or
+    the interpreter exit (atexit handlers, finalizers, the user's ray.shutdown)."""
+    where, i = run.history.position()
+    if where == "exit":
+        return True
+    if where == "op":
+        verb = run.history.begins[i]["op"]["verb"]
+        return VERBS[verb].party != HARNESS if verb in VERBS else True
+    return False
+
+
+def position_text(run: Run) -> str:
+    where, i = run.history.position()
+    n = len(run.scenario.ops)
+    if where == "op":
+        return f"in {label(run.history.begins[i])}, op {i + 1} of {n}"
+    if where == "probe":
+        return f"in the harness's probe after op {i} of {n}"
+    if where == "between":
+        return f"in the harness, after op {i} of {n}" if i is not None else "in the harness"
+    return {"start": "before the scenario started", "final": "in the harness's final probe",
+            "before-exit": "after the final probe, before the exit",
+            "exit": "in the interpreter exit"}[where]
+
+
+def stop_point(run: Run) -> tuple[int | None, float | None]:
+    """The op (if any) and the history time where the history stops: what a
+    finding about the driver's end (a crash, a hang) is ordered by."""
+    where, i = run.history.position()
+    last = next((r for r in reversed(run.history.records)
+                 if r.get("phase") and r.get("phase") not in SIDE_PHASES), None)
+    op = i if where in ("op", "probe", "between") else None
+    return op, (last or {}).get("t")
+
+
+def watchdog_fired(run: Run) -> bool:
+    """The driver's own watchdog ended it: faulthandler's exit (code 1) after
+    its own first line, "Timeout (0:01:00)!" alone on a line."""
+    return run.exit_code == 1 and bool(WATCHDOG_LINE.search(run.stderr))
+
+
+def _ended_early(run: Run) -> bool:
+    """The driver exited 0 with its history incomplete."""
+    return run.exit_code == 0 and not run.hung and bool(run.history.missing())
+
+
+# -- process-level rules ------------------------------------------------------
+
+def no_crash(run: Run) -> list[Finding]:
+    """The driver neither died by a signal, nor exited non-zero by itself,
+    nor printed Ray's "Check failed" abort, nor stopped inside an operation
+    of the implementation. (A signal or an exit code comes from native code
+    or the implementation's threads, never from the harness's Python: it is a
+    crash wherever the driver was.)"""
+    out = []
+    op, time = stop_point(run)
+    if signal_end(run):
+        pass  # the harness's own signal ended the user's program, as the scenario says
+    elif run.signal and not run.hung:
+        out.append(in_run(f"driver killed by signal {run.signal} {position_text(run)}", time, op))
+    elif run.exit_code not in (0, None, HARNESS_EXIT_CODE) and not run.hung \
+            and not watchdog_fired(run):
+        out.append(in_run(f"driver exited with code {run.exit_code} {position_text(run)}",
+                          time, op))
+    elif _ended_early(run) and in_implementation(run):
+        out.append(in_run(f"driver exited 0 {position_text(run)}: the scenario stopped there",
+                          time, op))
+    for line in run.stderr.splitlines():
+        if "Check failed" in line:
+            out.append(in_run(f"stderr: {line.strip()[:300]}"))
+            break
+    return out
+
+
+def no_hang(run: Run) -> list[Finding]:
+    """No operation of the implementation, and not the interpreter exit,
+    passed its deadline (a harness step that hangs is an ``error``)."""
+    if not (run.hung or watchdog_fired(run)) or not in_implementation(run):
+        return []
+    u = run.history.unfinished
+    if u is not None:
+        return [at(u, f"did not return within {u.get('deadline')}s")]
+    exiting = run.history.exiting or {}
+    return [in_run(f"the interpreter exit did not finish within {exiting.get('bound')}s",
+                   exiting.get("t"))]
+
+
+def clean_stderr(run: Run) -> list[Finding]:
+    """No traceback or ignored exception printed by the driver itself
+    (lines forwarded from Ray workers start with "(" and are not judged),
+    but the one of a KeyboardInterrupt the user's program ends with
+    (``signal_end``: the interpreter prints it)."""
+    out = []
+    lines = run.stderr.splitlines()
+    expected = _uncaught_traceback(lines) if signal_end(run) else None
+    for n, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith("(") or n == expected:
+            continue
+        if s.startswith("Traceback (most recent call last)") or s.startswith("Exception ignored"):
+            out.append(in_run(f"stderr: {s[:200]}"))
+    return out[:3]
+
+
+def _uncaught_traceback(lines: list[str]) -> int | None:
+    """The line number of the last traceback's first line, if that traceback
+    ends with a bare KeyboardInterrupt (its exception line, the first line
+    after it that is not indented)."""
+    starts = [n for n, line in enumerate(lines)
+              if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return None
+    last = next((line for line in lines[starts[-1] + 1:] if line and not line[0].isspace()),
+                None)
+    return starts[-1] if last == "KeyboardInterrupt" else None
+
+
+# -- signals the harness sends the driver (``interrupt``) ------------------------------
+
+def signal_end(run: Run) -> str | None:
+    """Why the driver's end is the harness's own signal's doing, or None: a
+    signal that ends the user's program (SIGTERM; a SIGINT the user does not
+    catch) was sent, and the driver ended as such a program does
+    (``SIGNAL_ENDS``; a KeyboardInterrupt only once its op let it out:
+    the exit record says the program ends with it)."""
+    sent = [r for r in run.history.signals if r.get("ends_program")]
+    if not sent or run.hung or watchdog_fired(run):
+        return None
+    name = sent[-1].get("signal")
+    codes, sigs = SIGNAL_ENDS.get(name, (set(), set()))
+    if name == "SIGINT" and (run.history.exiting or {}).get("uncaught") \
+            != "builtins.KeyboardInterrupt":
+        return None
+    if run.exit_code in codes or run.signal in sigs:
+        how = f"exit code {run.exit_code}" if run.exit_code is not None else \
+            f"signal {run.signal}"
+        return f"the harness's {name} ended the program ({how})"
+    return None
+
+
+def _interrupted_ops(run: Run):
+    """(record, signal info) of every op a signal was sent into (or armed
+    for): its end record's ``interrupt``, or, for an op the driver died in,
+    the ``signal`` side record."""
+    seen = set()
+    for r in run.history.ops:
+        info = r.get("interrupt")
+        if info is not None:
+            seen.add(r["i"])
+            yield r, info
+    for sig in run.history.signals:
+        if sig.get("i") not in seen and sig.get("i") in run.history.begins:
+            r = {**run.history.begins[sig["i"]], "status": "unfinished"}
+            yield r, {"signal": sig.get("signal"), "sent": True, "in_op": None, "died": True}
+
+
+def _landing(r: dict, info: dict) -> str | None:
+    """Why the signal of op ``r`` did not land inside it (None: it did, or
+    that is not known from the harness's side)."""
+    sig = info.get("signal")
+    if info.get("error"):
+        e = info["error"]
+        return f"the harness could not send the {sig}: {e['type']}: {e['message'][:200]}"
+    if not info.get("sent"):
+        return f"the {sig} armed for it was not sent inside it ({info.get('not_sent')})"
+    if info.get("in_op") is False:
+        return (f"the {sig} reached the driver's main thread only after the op returned "
+                f"({info.get('handled_after')}s after it was sent; not raised)")
+    if info.get("handler") == "harness" and info.get("in_op") is None and not info.get("died"):
+        return f"the {sig} never reached the driver's handler while the op ran"
+    return None
+
+
+def signal_not_landed(run: Run) -> int | None:
+    """The first op whose signal did not land inside it (the race the
+    scenario sets up did not happen: the run is not the scenario as written)."""
+    return next((r["i"] for r, info in _interrupted_ops(run) if _landing(r, info)), None)
+
+
+def interrupt_prompt(run: Run) -> list[Finding]:
+    """What a signal sent into an op raises in a user's program comes out of
+    that op promptly: a SIGINT as KeyboardInterrupt, a SIGTERM as Ray's
+    SystemExit, within INTERRUPT_BOUND (2 s) of the signal; not swallowed
+    (the op returning normally), not turned into another error.
+
+    A signal that did not land inside its op is unknown (``error``), never a
+    pass; a driver Ray aborted while still in the op (3 s after a SIGTERM)
+    fails it."""
+    out = []
+    bound = INTERRUPT_BOUND + BOUND_SLACK
+    for r, info in _interrupted_ops(run):
+        sig = info.get("signal")
+        raises = "KeyboardInterrupt" if sig == "SIGINT" else "SystemExit"
+        took = info.get("returned_after") or 0.0
+        missed = _landing(r, info)
+        if missed:
+            out.append(unknown_at(r, f": {missed}: the race did not happen"))
+        elif info.get("died"):
+            if sig == "SIGTERM" and run.signal == signals.SIGABRT:
+                out.append(at(r, f": still running when Ray aborted the driver (SIGABRT, 3 s "
+                                 f"after the SIGTERM): no {raises} came out of it"))
+        elif r["status"] == "interrupted":
+            if took > bound:
+                out.append(at(r, f": {raises} came out {took:.2f}s after the {sig} "
+                                 f"(bound {INTERRUPT_BOUND}s)"))
+        elif r["status"] == "ok":
+            if info.get("in_op") or took > bound:
+                out.append(at(r, f": the {sig} sent {info.get('after')}s into it "
+                                 + ("raised KeyboardInterrupt inside it, "
+                                    if info.get("in_op") else "")
+                                 + f"and the op returned normally {took:.2f}s after the "
+                                   f"signal: no {raises} came out (swallowed)"))
+            else:
+                out.append(unknown_at(r, f": returned {took:.2f}s after the {sig}: whether "
+                                         "its handler ran inside the op is not known"))
+        elif r["status"] == "raised":
+            e = r.get("error") or {}
+            out.append(at(r, f": the {sig} came out as {e.get('type')}: "
+                             f"{str(e.get('message'))[:200]} (a user's `except {raises}` "
+                             "misses it)"))
+    return out
+
+
+def no_leftover_process(run: Run) -> list[Finding]:
+    """No process of the driver outlives it, and no actor Ray reports DEAD
+    still has a running process (a zombie actor, ray-project/ray#52322)."""
+    out = [in_run(f"process left running after the driver exited: {p}") for p in run.leftover]
+    if run.leftover and run.history.missing() and not in_implementation(run):
+        # the driver stopped in the harness's code: Ray's own cleanup never ran
+        out = [replace(f, text=f"{f.text}, after the driver stopped {position_text(run)}",
+                       unknown=True) for f in out]
+    zombies = final_of(run, "zombie_pids")
+    if unobserved(zombies):
+        return out + [zombies] if run.history.final is not None else out
+    for aid, pid in zombies.items():
+        comp = next((r["op"]["target"] for r in run.op_records("construct")
+                     for a in created_actors(r) if a["id"] == aid), "?")
+        out.append(in_run(f"{comp} actor {aid[:8]}: Ray reports it DEAD, its worker process "
+                          f"(pid {pid}) is still running", final_time(run)))
+    return out
+
+
+# -- every op -------------------------------------------------------------------
+
+def calls_succeed(run: Run) -> list[Finding]:
+    """Every call of the implementation the scenario does not expect to fail
+    returns without raising (iterate, start, wait_frames, sample, extend,
+    submit, poll, ray_shutdown, drop; the other verbs have rules of their own)."""
+    out = []
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        v = VERBS.get(verb)
+        if r["status"] != "raised" or v is None or v.party == HARNESS or verb in JUDGED_ELSEWHERE:
+            continue
+        if v.expects_raise(_op(r)):
+            continue
+        e = r.get("error") or {}
+        out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
+    return out
+
+
+def harness_steps_succeed(run: Run) -> list[Finding]:
+    """Every step of the harness did what the scenario says (a kill that could
+    not be injected, a name lookup the GCS did not answer): otherwise the run
+    was not observed as written, and the verdict is ``error``."""
+    out = []
+    for r in run.history.ops:
+        v = VERBS.get(r["op"]["verb"])
+        if v is not None and v.party == HARNESS and r["status"] == "raised":
+            e = r.get("error") or {}
+            out.append(unknown_at(r, f": the harness could not do it: {e.get('type')}: "
+                                     f"{str(e.get('message'))[:300]}"))
+    return out
+
+
+def _op(r: dict):
+    from conformance.ops.scenario import Op
+
+    return Op.from_dict(r["op"])
+
+
+# -- teardown rules --------------------------------------------------------------
+
+def teardown_never_raises(run: Run) -> list[Finding]:
+    out = []
+    for r in run.op_records("teardown"):
+        for c in r.get("result", {}).get("calls", []) or []:
+            if c["status"] != "ok":
+                e = c["error"]
+                out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
+        if r["status"] == "raised" and not r.get("result", {}).get("calls"):
+            e = r["error"]
+            out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
+    return out
+
+
+def teardown_within_bound(run: Run) -> list[Finding]:
+    out = []
+    for r in run.op_records("teardown"):
+        for c in r.get("result", {}).get("calls", []) or []:
+            if c["duration"] > run.teardown_bound + BOUND_SLACK:
+                out.append(at(r, f"took {c['duration']:.2f}s (bound {run.teardown_bound}s)"))
+    return out
+
+
+def _closed_components(run: Run) -> set:
+    closed = set()
+    for r in run.history.ops:
+        op = r["op"]
+        if op["verb"] == "teardown" and r["status"] == "ok":
+            closed.add(op["target"])
+    return closed
+
+
+def _runtime_of(run: Run, component: str):
+    """The Ray runtime ``component`` was built on (the probe after its
+    constructor), or None."""
+    for r in run.op_records("construct", component):
+        if r["status"] == "ok":
+            ray = (r.get("probe") or {}).get("ray")
+            return ray if isinstance(ray, str) else None
+    return None
+
+
+def _killed_by_harness(run: Run) -> tuple[set, set]:
+    """Ids of the actors a harness kill ended (a hung one lives on: the
+    teardown ends it), and of the nodes it removed (with every actor there)."""
+    actors, nodes = set(), set()
+    for r in run.op_records("kill"):
+        res = r.get("result") or {}
+        if r["status"] != "ok" or res.get("how") == "hang":
+            continue
+        actors.add((res.get("actor") or {}).get("id"))
+        if res.get("how") == "remove_node":
+            nodes.add((res.get("actor") or {}).get("node_id"))
+    return actors - {None}, nodes - {None}
+
+
+def at_return(run: Run, r: dict):
+    """``(before, at_return)``, the readings around a teardown (``Verb.releases``)
+    when it began on the runtime its component was built on and Ray was still
+    up at its return; None when it did not (Ray down before it, the user's
+    restart, a teardown that ended the runtime: other rules judge those);
+    an unknown finding when a reading failed."""
+    probe = r.get("probe") or {}
+    before, after = probe.get("before"), probe.get("at_return")
+    for reading, when in ((before, "before"), (after, "at the return of")):
+        if isinstance(reading, dict) and reading.get("error"):
+            e = reading["error"]
+            return unknown_at(r, f": the reading {when} it raised {e['type']}: "
+                                 f"{e['message'][:200]}")
+    if not before or not after or before.get("ray") is None:
+        return None
+    if before["ray"] != _runtime_of(run, r["op"]["target"]) or after.get("ray") != before["ray"]:
+        return None
+    return before, after
+
+
+def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
+    """When a teardown returns, its component's actors are DEAD: read at its
+    return, before any wait, when it began on the runtime the component was
+    built on (``at_return``; ``ray.kill`` is asynchronous, the teardown waits
+    for it). Otherwise (the user shut Ray down or restarted it first: Ray ends
+    them, not the teardown), and for an actor a harness kill hit (a removed
+    node's actors are DEAD only once the GCS declares the node dead), after the
+    probe's settle wait (up to SETTLE_SECONDS). A non-owning handle's teardown
+    leaves the owner's actors ALIVE."""
+    out = []
+    killed, removed = _killed_by_harness(run)
+    for r in run.op_records("teardown"):
+        comp = r["op"]["target"]
+        if r["status"] != "ok":
+            continue
+        actors = probe_of(r, "actors")
+        if unobserved(actors):
+            out.append(actors)
+            continue
+        non_owner = _construct_args(run, comp).get("connect")
+        built = [r2 for r2 in run.op_records("construct", comp) if r2["status"] == "ok"]
+        if built and not created_actors(built[0]) and "created" in (built[0].get("probe") or {}):
+            out.append(unknown_at(r, f": the adapter listed no actor for the {comp}: "
+                                     "its actors cannot be observed"))
+        readings = None if non_owner else at_return(run, r)
+        if unobserved(readings):
+            out.append(readings)
+            continue
+        returned = readings[1]["actors"] if readings else {}
+        for aid, st in actors.get(comp, {}).items():
+            when = "after teardown"
+            if aid in returned and aid not in killed \
+                    and returned[aid].get("node_id") not in removed:
+                st, when = returned[aid], "when its teardown returned"
+            state = st.get("state")
+            if state in ("unknown", None):
+                out.append(_unknown_state(r, comp, aid, st))
+            elif non_owner and state != "ALIVE":
+                out.append(at(r, f": a non-owning handle's teardown ended the "
+                                 f"owner's actor {aid[:8]} ({state})"))
+            elif not non_owner and state in LIVE_STATES:
+                out.append(at(r, f": actor {aid[:8]} still {state} {when}"))
+    return out
+
+
+#: resource amounts closer than this are equal (Ray keeps 4 decimals)
+RESOURCE_SLACK = 1e-3
+
+
+def resources_released_at_teardown(run: Run) -> list[Finding]:
+    """When a teardown returns, what its component's actors held is back in
+    ``ray.available_resources()``, so that a component built right after finds
+    it free. Per node, for the actors ALIVE in the GCS just before the
+    teardown (each holds its ``required_resources``): available at its return
+    >= available before it + what they held. "Before" counts at most what the
+    node could have free while they held theirs (total - held): the GCS's view
+    lags an actor's start as it lags its death (measured: 36 ms after a new
+    actor answered, available still showed its CPU free). Judged when the
+    teardown began on its component's runtime and Ray was up at its return
+    (``at_return``), on nodes live in both readings, for the actors no
+    harness kill ended (a removed node's view is stale until the GCS declares
+    it dead)."""
+    out = []
+    killed, removed = _killed_by_harness(run)
+    for r in run.op_records("teardown"):
+        comp = r["op"]["target"]
+        if r["status"] != "ok" or _construct_args(run, comp).get("connect"):
+            continue
+        readings = at_return(run, r)
+        if readings is None:
+            continue
+        if unobserved(readings):
+            out.append(readings)
+            continue
+        before, after = readings
+        held: dict = {}
+        for aid, st in (before.get("actors") or {}).items():
+            if aid in killed or st.get("node_id") in removed:
+                continue  # dead already, or its node is: not the teardown's to release
+            if st.get("state") in ("unknown", None):
+                out.append(unknown_at(r, f": in the reading before it, the state of {comp} "
+                                         f"actor {aid[:8]} is unknown "
+                                         f"({str(st.get('error') or 'not observed')[:200]})"))
+            elif st.get("state") == "ALIVE":
+                node = held.setdefault(st.get("node_id"), {})
+                for key, amount in (st.get("required_resources") or {}).items():
+                    node[key] = node.get(key, 0.0) + amount
+        for node, need in sorted(held.items(), key=lambda kv: str(kv[0])):
+            was, now = before["resources"].get(node), after["resources"].get(node)
+            if was is None or now is None:
+                continue  # the node is gone: so is what it held
+            for key, amount in sorted(need.items()):
+                free_before = min(was["available"].get(key, 0.0),
+                                  was["total"].get(key, 0.0) - amount)
+                want, got = free_before + amount, now["available"].get(key, 0.0)
+                if got + RESOURCE_SLACK < want:
+                    out.append(at(r, f": {key} {amount:g} held by its actors on node "
+                                     f"{str(node)[:8]} not back in ray.available_resources() "
+                                     f"when it returned: {got:g} available, {want:g} expected"))
+    return out
+
+
+#: verbs that end their target's actors: a teardown, and a collector's
+#: exhaustion (it tears itself down at total_frames)
+ENDING_VERBS = ("teardown", "exhaust")
+
+
+def _faulted(run: Run, upto: int) -> set:
+    """Component instances hit by a kill before op ``upto``, or torn down
+    (or exhausted); all of them after the user's ray.shutdown() or restart
+    (the job's actors end with it, on a connected driver asynchronously)."""
+    hit = set()
+    for r in run.history.ops:
+        if r["i"] >= upto:
+            break
+        if r["op"]["verb"] in USER_RAY_VERBS:
+            hit |= set(run.scenario.components)
+        elif r["op"]["verb"] in ("kill", *ENDING_VERBS) and r["status"] in (
+                "ok", "raised", "interrupted"):
+            hit.add(r["op"]["target"])
+    return hit
+
+
+def others_untouched(run: Run) -> list[Finding]:
+    """A component instance's teardown (or a collector's exhaustion) leaves
+    the actors of every other live instance, of its own kind or not, as they
+    were: one ALIVE stays ALIVE, one still starting or restarting
+    (PENDING_CREATION, RESTARTING, ...) does not end. One whose state before
+    the teardown was never observed (every earlier reading unknown, or none)
+    and that is not live after it is unknown, never fine."""
+    out = []
+    before: dict = {}  # actor id -> its last known state, "unknown" if never known
+    for r in run.history.ops:
+        probe = (r.get("probe") or {}).get("actors")
+        if probe is None:
+            if r["op"]["verb"] in ENDING_VERBS and r["status"] != "unfinished" and before \
+                    and not r.get("probe_skipped"):
+                out.append(probe_of(r, "actors"))  # unobserved: unknown, never fine
+            continue
+        if r["op"]["verb"] in ENDING_VERBS:
+            hit = _faulted(run, r["i"])
+            for comp, states in probe.items():
+                if comp.startswith("_") or comp == r["op"]["target"] or comp in hit:
+                    continue
+                for aid, st in states.items():
+                    out += _touched(r, comp, aid, before.get(aid, "unknown"), st)
+        for comp, states in probe.items():
+            if comp.startswith("_"):
+                continue
+            for aid, st in states.items():
+                if st.get("state") not in ("unknown", None):
+                    before[aid] = st["state"]
+                else:
+                    before.setdefault(aid, "unknown")
+    return out
+
+
+def _touched(r: dict, comp: str, aid: str, was: str, st: dict) -> list[Finding]:
+    """Whether the teardown of op record ``r`` ended ``comp``'s actor ``aid``,
+    that was ``was`` before it and is ``st`` after it."""
+    now = st.get("state")
+    if was not in LIVE_STATES and was != "unknown":
+        return []  # it had ended before this teardown
+    if now in ("unknown", None):
+        return [_unknown_state(r, comp, aid, st)]
+    if was == "unknown":
+        return [] if now in LIVE_STATES else [unknown_at(
+            r, f": {comp} actor {aid[:8]} is {now} after it, and its state before was never "
+               "observed: whether this teardown ended it is unknown")]
+    if (was == "ALIVE" and now != "ALIVE") or now not in LIVE_STATES:
+        return [at(r, f"ended {comp} actor {aid[:8]} ({now}; it was {was})")]
+    return []
+
+
+def threads_joined(run: Run) -> list[Finding]:
+    """A component's teardown joins the threads it started: read in the probe
+    right after that teardown (a thread seen first after an op on component C
+    is C's, whatever module runs it; the driver records neither the
+    harness's threads nor Ray's own, ``conformance.ops.threads``)."""
+    out = []
+    owner: dict = {}
+    for r in run.history.ops:
+        probe = r.get("probe") or {}
+        threads = probe.get("threads")
+        target = r["op"].get("target")
+        if threads is None:
+            if r["op"]["verb"] == "teardown" and r["status"] == "ok" and any(
+                    c == target for c in owner.values()):
+                out.append(probe_of(r, "threads"))
+            continue
+        live = {t["key"]: t for t in threads}
+        for key in live:
+            if key not in owner and target and r["op"]["verb"] != "teardown":
+                owner[key] = target
+        if r["op"]["verb"] == "teardown" and r["status"] == "ok":
+            for key, t in live.items():
+                if owner.get(key) == target:
+                    out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
+                                     f"{target} still running right after its teardown returned"))
+    return out
+
+
+def _buffer_read(r: dict) -> str:
+    """The buffer instance an op read: its target, or for ``check_writes``
+    the buffer its collector writes into."""
+    return r["result"]["buffer"] if r["op"]["verb"] == "check_writes" else r["op"]["target"]
+
+
+def _suspect(run: Run, r: dict, writer: str) -> str:
+    """The last op before ``r`` that ended or faulted another instance:
+    what a writer that stopped writing was harmed by."""
+    for prev in reversed([p for p in run.history.ops if p["i"] < r["i"]]):
+        op = prev["op"]
+        if op["verb"] in ("kill", *ENDING_VERBS, *USER_RAY_VERBS) and op.get("target") != writer:
+            return f", after {label(prev)}"
+    return ""
+
+
+def data_kept(run: Run) -> list[Finding]:
+    """Each buffer instance never holds fewer frames than at any earlier
+    reading of it (the count it reported before the op under test), nor
+    fewer than ``at_least``; and per writer: a collector whose writes are
+    checked (``check_writes``) still gets ``more`` frames into its buffer,
+    whatever happened to the other instances."""
+    out = []
+    seen: dict = {}  # buffer instance -> (frames, the record that read them)
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        if verb not in ("check_data", "wait_frames", "check_writes"):
+            continue
+        if r["status"] == "raised" and verb != "wait_frames":  # wait_frames: calls_succeed
+            e = r.get("error") or {}
+            what = "buffer" if verb == "check_data" else \
+                f"the buffer {r['op']['target']} writes into"
+            out.append(at(r, f": {what} unreadable: {e.get('type')}: "
+                             f"{str(e.get('message'))[:200]}"))
+        if r["status"] != "ok":
+            continue
+        buffer, got = _buffer_read(r), int(r["result"].get("frames", 0))
+        before, before_at = seen.get(buffer, (0, None))
+        if verb == "check_data":
+            at_least = int(r["result"].get("at_least", 1))
+            if got < before:
+                out.append(at(r, f": {buffer} holds {got} frames; it held {before} at "
+                                 f"{label(before_at)}"))
+            elif got < at_least:
+                out.append(at(r, f": {buffer} holds {got} frames, at least {at_least} "
+                                 "expected"))
+        elif verb == "check_writes":
+            res, writer = r["result"], r["op"]["target"]
+            grew = got - int(res.get("from", 0))
+            if grew < int(res.get("more", 1)):
+                out.append(at(r, f": the writes of {writer} no longer land in {buffer}"
+                                 f"{_suspect(run, r, writer)}: it grew by {grew} of "
+                                 f"{res.get('more')} frames in {res.get('timeout')} s"))
+        if got > before:
+            seen[buffer] = (got, r)
+    return out
+
+
+def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
+    out = []
+    for r in run.op_records("exhaust"):
+        if r["status"] != "ok":
+            if r["status"] == "raised":
+                e = r.get("error") or {}
+                out.append(at(r, f"raised {e.get('type')}: {str(e.get('message'))[:200]}"))
+            continue
+        actors = probe_of(r, "actors")
+        if unobserved(actors):
+            out.append(actors)
+            continue
+        collector = r["op"]["target"]
+        for aid, st in actors.get(collector, {}).items():
+            if st.get("state") in ("unknown", None):
+                out.append(_unknown_state(r, collector, aid, st))
+            elif st.get("state") in LIVE_STATES:
+                out.append(at(r, f": {collector} actor {aid[:8]} still {st['state']} "
+                                 "after exhaustion"))
+    return out
+
+
+def batch_counts(run: Run) -> list[Finding]:
+    """``iterate`` yields exactly the k batches asked for; ``exhaust`` yields
+    ceil(total_frames / frames_per_batch) batches and, where the batches say
+    how many frames they hold, exactly total_frames frames."""
+    out = []
+    spec = run.spec
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        if r["status"] != "ok" or verb not in ("iterate", "exhaust"):
+            continue
+        if r["op"].get("args", {}).get("cause"):
+            continue  # a batch that had to fail: errors_surface
+        res = r.get("result") or {}
+        if verb == "iterate":
+            want = int(r["op"].get("args", {}).get("batches", 1))
+            if want > 0 and res.get("batches") != want:
+                out.append(at(r, f": the collector yielded {res.get('batches')} batches "
+                                 f"before it stopped; {want} were asked for"))
+            continue
+        # an instance may be built with a total_frames of its own
+        total = int(_construct_args(run, r["op"]["target"]).get("total_frames",
+                                                                  spec.total_frames))
+        if total < 0:
+            continue
+        want = math.ceil(total / spec.frames_per_batch)
+        if res.get("batches") != want:
+            out.append(at(r, f": {res.get('batches')} batches until total_frames="
+                             f"{total}; {want} expected (frames_per_batch="
+                             f"{spec.frames_per_batch})"))
+        frames = res.get("frames")
+        if frames is not None and frames != total:
+            out.append(at(r, f": {frames} frames collected; total_frames is {total}"))
+    return out
+
+
+# -- Ray runtime ownership -------------------------------------------------------
+
+def _ray_after(r: dict):
+    return probe_of(r, "ray")
+
+
+def _watch_unknown(run: Run) -> Finding | None:
+    """Why the runtime was not watched during the ops (None: it was)."""
+    setup = run.history.setup
+    if setup is None:
+        return None  # a setup failure, judged by itself
+    watch = setup.get("runtime_watch")
+    if watch is None:
+        return unknown_in_run("the driver did not watch the Ray runtime during the ops (its "
+                              "setup record has no runtime_watch)", setup.get("t"))
+    if watch.get("error"):
+        return unknown_in_run(f"the driver could not watch the Ray runtime during the ops: "
+                              f"{watch['error']}", setup.get("t"))
+    return None
+
+
+def runtime_changes(run: Run) -> list[dict]:
+    """Every start and end of a Ray runtime the driver saw while the scenario
+    ran (``conformance.ops.runtime_watch``), in order: a public ``ray.init`` or
+    ``ray.shutdown`` call that connected or disconnected the driver, and a
+    GCS process of the driver's that appeared or went with no such call
+    (a path around them). Each: ``kind`` (start, end), ``i`` (the op it
+    happened in, None: between ops), ``last`` (the last op begun),
+    ``identity``, ``what``, ``by_user`` (the harness's own calls as the
+    user), ``t`` (history seconds)."""
+    calls = [r for r in run.history.runtime if r.get("call")]
+    started = {session_of(r.get("after")) for r in calls}
+    ended = {session_of(r.get("before")) for r in calls}
+    out = []
+    for r in run.history.runtime:
+        where = {"i": r.get("i"), "last": r.get("last"), "t": r.get("t0", r.get("t")),
+                 "by_user": r.get("by") == "user"}
+        if r.get("call"):
+            before, after = r.get("before"), r.get("after")
+            what = f"{r['call']}() from thread {r.get('thread')}"
+            if session_of(after) and after != before:
+                out.append({**where, "kind": "start", "identity": after, "what": what})
+            if session_of(before) and after != before:
+                out.append({**where, "kind": "end", "identity": before, "what": what})
+        elif r.get("process") == "gcs_server":
+            session, pid = r.get("session"), r.get("pid")
+            identity = f"a local runtime, {session}"
+            if r.get("change") == "appeared" and session not in started:
+                out.append({**where, "kind": "start", "identity": identity,
+                            "what": f"a GCS process (pid {pid}), with no ray.init() call,"})
+            elif r.get("change") == "gone" and session not in ended:
+                out.append({**where, "kind": "end", "identity": identity,
+                            "what": f"the end of its GCS process (pid {pid}), with no "
+                                    "ray.shutdown() call,"})
+    return out
+
+
+def _changed_at(c: dict) -> int:
+    """The op whose probe first shows a change: its own, or the next op's."""
+    if c["i"] is not None:
+        return c["i"]
+    return 0 if c["last"] is None else c["last"] + 1
+
+
+def _change(run: Run, c: dict, text: str, unknown: bool = False) -> Finding:
+    """A finding about runtime change ``c``: "op N (verb): <what> 0.40s into it
+    <text>", after op N returned, or before the first op."""
+    i = c["i"] if c["i"] is not None else c["last"]
+    r = run.history.ends.get(i) or run.history.begins.get(i)
+    if r is None:
+        return in_run(f"before the first op, {c['what']} {text}", c.get("t"))
+    if c["i"] is None:
+        return replace(at(r, f": after it returned, {c['what']} {text}", unknown),
+                       time=c.get("t"))
+    begun = (run.history.begins.get(i) or {}).get("t")
+    into = f" {c['t'] - begun:.2f}s into it" if begun is not None and c.get("t") is not None \
+        else ""
+    return replace(at(r, f": {c['what']}{into} {text}", unknown), time=c.get("t"))
+
+
+def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
+    """No call of the implementation, constructors included, shuts down the
+    user's Ray runtime: the one a ``user``-owner driver started, and for
+    either owner the one the user started by restarting Ray.
+
+    Judged during each op (every end of a runtime the driver saw,
+    ``runtime_changes``) and by the runtime the probe after it reads."""
+    out = []
+    users = run.scenario.owner == "user"
+    before = (run.history.setup or {}).get("ray")
+    ends: dict = {}
+    for c in runtime_changes(run):
+        if c["kind"] == "end" and not c["by_user"]:
+            ends.setdefault(_changed_at(c), []).append(c)
+    for r in run.history.ops:
+        if r["status"] == "unfinished" or r.get("probe_skipped"):
+            continue
+        verb = r["op"]["verb"]
+        user_rt = before if users and verb not in USER_RAY_VERBS else None
+        seen = [c for c in ends.get(r["i"], []) if user_rt and (
+            c["identity"] == user_rt or c["identity"].endswith(f", {session_of(user_rt)}"))]
+        out += [_change(run, c, f"shut down the user's Ray runtime ({c['identity']})")
+                for c in seen]
+        after = _ray_after(r)
+        if unobserved(after):
+            if verb not in USER_RAY_VERBS and before and users:
+                out.append(after)
+            before = None  # unknown from here: judge no later op against a guess
+            continue
+        if user_rt and after is None and not seen:
+            out.append(at(r, "shut down the user's Ray runtime"))
+        if verb in USER_RAY_VERBS and r["status"] == "ok":
+            users = verb == "ray_restart"
+        before = after
+    return out
+
+
+def no_ray_restart(run: Run) -> list[Finding]:
+    """No call starts or restarts a Ray runtime, except a constructor that
+    finds none running (the implementation then owns it; once) and the
+    user's own restart (``ray_restart``).
+
+    Judged during each op, from every start the driver saw
+    (``runtime_changes``: a runtime started and shut down again within one op
+    counts), and by the runtime the probe after each op reads (its identity,
+    GCS address, session, job, also changes on a silent reconnect)."""
+    unwatched = _watch_unknown(run)
+    out = [unwatched] if unwatched else []
+    before_op, before = {}, (run.history.setup or {}).get("ray")
+    for r in run.history.ops:  # the runtime each op began with ("?": not known)
+        before_op[r["i"]] = before
+        probe = r.get("probe") or {}
+        before = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
+    changes = runtime_changes(run)
+    explained, started_in = set(), set()
+    for c in changes:
+        if c["kind"] != "start":
+            continue
+        explained.add(_changed_at(c))
+        if c["by_user"]:
+            continue
+        r = run.history.ends.get(c["i"]) or run.history.begins.get(c["i"]) or {}
+        prior = before_op.get(c["i"])
+        if prior == "?":
+            out.append(_change(run, c, f"started a Ray runtime ({c['identity']}); whether "
+                                       "one ran before is not known", unknown=True))
+            continue
+        allowed = ((r.get("op") or {}).get("verb") == "construct" and prior is None
+                   and c["i"] not in started_in)
+        started_in.add(c["i"])
+        if not allowed:
+            again = c["i"] is not None and any(
+                e["kind"] == "end" and e["identity"] == c["identity"] and e["i"] == c["i"]
+                for e in changes)
+            out.append(_change(run, c, f"started a Ray runtime ({c['identity']})"
+                                       + (", which the same op shut down again: the probe "
+                                          "after it saw no change" if again else "")))
+    before = (run.history.setup or {}).get("ray")
+    known = True
+    for r in run.history.ops:
+        if r["status"] == "unfinished" or r.get("probe_skipped"):
+            continue
+        after = _ray_after(r)
+        if unobserved(after):
+            out.append(after)
+            known = False
+            continue
+        if known and after and after != before and r["i"] not in explained:
+            may_start = (r["op"]["verb"] == "construct" and before is None) or (
+                r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
+            if not may_start:
+                why = "started a Ray runtime" if before is None else "restarted Ray"
+                out.append(at(r, f"{why} ({after})"))
+        before, known = after, True
+    final = final_of(run, "ray")
+    if unobserved(final):
+        if run.history.final is not None:
+            out.append(final)
+    elif known and final and final != before and len(run.scenario.ops) not in explained:
+        out.append(in_run(f"Ray was started again after the last operation ({final})",
+                          final_time(run)))
+    return out
+
+
+def owned_runtime_ended(run: Run) -> list[Finding]:
+    """A Ray runtime the implementation started (the ``impl`` owner: the
+    driver never calls ray.init; on a cluster, its connection and job) that
+    a teardown asked to end (``shutdown_ray=True``) is gone once the last
+    component holding it is torn down, however many asked and in whatever
+    order (a request deferred while another component held it takes effect
+    then): after that teardown Ray is not initialized in the driver and
+    nothing of the runtime is left: none of its processes (GCS, raylet,
+    agents, workers, read after each constructor), and on a cluster its job
+    is dead with no live actor. Ray 2.60's ``ray.shutdown()`` returns once
+    they are gone (measured, 8 of 8 each: a local runtime's processes, 1.1-1.4 s;
+    a connected driver's job and actors, 0.26 s), so it is read at once."""
+    if run.scenario.owner != "impl":
+        return []
+    out: list = []
+    holders: set = set()
+    asked = None
+    for r in run.history.ops:
+        op = r["op"]
+        if op["verb"] in USER_RAY_VERBS:
+            return out  # the user ended or replaced the runtime: not this rule's
+        if r["status"] != "ok":
+            continue
+        if op["verb"] == "construct" and not op.get("args", {}).get("connect"):
+            holders.add(op["target"])
+        if op["verb"] != "teardown":
+            continue
+        if op.get("args", {}).get("shutdown_ray") and asked is None:
+            asked = r
+        holders.discard(op["target"])
+        if asked is None or holders:
+            continue
+        why = (f"released the last hold on the Ray runtime the implementation started, "
+               f"which {label(asked)} asked to end (shutdown_ray=True)")
+        ray = probe_of(r, "ray")
+        if unobserved(ray):
+            return out + [ray]
+        if ray is not None:
+            return out + [at(r, f"{why}, and Ray is still up ({ray})")]
+        end = (r.get("probe") or {}).get("runtime_end")
+        if end is None:
+            return out
+        for p in end.get("processes_left") or []:
+            out.append(at(r, f"{why}: its process {p['pid']} ({p['name']}) still runs after "
+                             "it returned"))
+        job = end.get("job") or {}
+        if job.get("error"):
+            e = job["error"]
+            out.append(unknown_at(r, f"{why}: its job could not be read: {e['type']}: "
+                                     f"{e['message'][:200]}"))
+        elif job:
+            if job.get("dead") is not True:
+                out.append(at(r, f"{why}: its job {job['id']} is not dead after it returned"))
+            for aid, a in sorted((job.get("live_actors") or {}).items()):
+                out.append(at(r, f"{why}: its job's actor {aid[:8]} ({a.get('class_name')}) "
+                                 f"still {a['state']}"))
+        return out
+    return out
+
+
+# -- use after close, liveness, construction -------------------------------------
+
+def use_after_close_clear_error(run: Run) -> list[Finding]:
+    out = []
+    for r in run.op_records("use"):
+        what = f"{r['op']['args']['call']}() after teardown"
+        if r["status"] == "ok":
+            out.append(at(r, f"{what} succeeded instead of raising a closed error"))
+            continue
+        if r["status"] != "raised":
+            continue
+        e = r["error"]
+        if e["type"] in run.closed_errors:
+            pass
+        elif e["type"] in GENERIC_ERRORS or not CLOSED_WORDS.search(e["message"]):
+            out.append(at(r, f"{what} raised an unclear {e['type']}: {e['message'][:200]}"))
+        if r["duration"] > run.teardown_bound + BOUND_SLACK:
+            out.append(at(r, f"{what} took {r['duration']:.2f}s"))
+    return out
+
+
+def _answers(res: dict) -> list:
+    """``[[seconds, value], ...]``: each change of a check_alive's answer
+    (a record without them: its one final answer)."""
+    return res.get("answers") or [[res["elapsed"], res["value"]]]
+
+
+def liveness_reports_death(run: Run) -> list[Finding]:
+    """``is_alive()`` over time. Expected True (a healthy component): its
+    first answer is True, within ``within`` seconds. Expected False (after a
+    fault): it answers False within ``within`` seconds of the op's start.
+    Then it keeps that answer for ``stays`` seconds: a death is for good (an
+    actor Ray restarted has lost its state). Timed around the calls: one
+    call that blocks past the bound is a violation even if it then answers
+    right."""
+    out = []
+    for r in run.op_records("check_alive"):
+        if r["status"] == "skipped":
+            continue
+        if r["status"] == "raised":
+            e = r["error"]
+            out.append(at(r, f": is_alive() raised {e['type']}: {e['message'][:200]}"))
+            continue
+        if r["status"] != "ok":
+            continue
+        res = r["result"]
+        expect, within = res["expect"], res["within"]
+        answers = _answers(res)
+        first_at, first = answers[0]
+        reached = next((t for t, v in answers if v == expect), None)
+        if expect and not first:
+            out.append(at(r, f": is_alive() answered False for a healthy component "
+                             f"(its first answer, after {first_at}s)"))
+            continue
+        if reached is None:
+            out.append(at(r, f": is_alive() still {res['value']} after {res['elapsed']}s "
+                             f"(expected {expect} within {within}s)"))
+            continue
+        if reached > within + BOUND_SLACK:
+            out.append(at(r, f": is_alive() answered {expect} only after "
+                             f"{reached}s (bound {within}s)"))
+        back = next((t for t, v in answers if t > reached and v != expect), None)
+        if back is not None:
+            out.append(at(r, f": is_alive() answered {not expect} again {back}s into the "
+                             f"check, {round(back - reached, 3)}s after it answered {expect} (it "
+                             f"must stay {expect} for {res.get('stays', 0)}s)"))
+    return out
+
+
+def errors_surface(run: Run) -> list[Finding]:
+    """The error of the work behind a call reaches the user at the next call,
+    never only a log line: an op with a ``cause`` (an ``iterate`` whose env
+    fails midway; a ``check_error`` after the background work of ``start()``
+    failed) raises within ``within`` seconds (default 5) an error that is not a
+    generic Python one and names its cause (``CAUSES``) in its message or in
+    the exceptions it is chained to."""
+    out = []
+    for r in run.history.ops:
+        cause = r["op"].get("args", {}).get("cause")
+        if not cause or r["status"] not in ("ok", "raised"):
+            continue
+        within = float(r["op"]["args"].get("within", 5.0))
+        what = f"({cause} failure)"
+        if r["status"] == "ok":
+            res = r.get("result") or {}
+            silent = (f"returned {res['returned']} time(s) in {res['elapsed']}s"
+                      if "returned" in res else "returned")
+            out.append(at(r, f"{what}: {silent} without raising: the error was not surfaced "
+                             "to the caller"))
+            continue
+        e = r.get("error") or {}
+        if e.get("type") in GENERIC_ERRORS:
+            out.append(at(r, f"{what} raised an unclear {e['type']}: "
+                             f"{str(e.get('message'))[:200]}"))
+        chain = [e, *(e.get("causes") or [])]
+        if not any(CAUSES[cause].search(f"{c.get('type')}: {c.get('message')}") for c in chain):
+            out.append(at(r, f"{what} raised {e.get('type')}: {str(e.get('message'))[:200]}, "
+                             f"which names neither in itself nor in its chain the {cause} "
+                             "failure that caused it"))
+        if r["duration"] > within + BOUND_SLACK:
+            out.append(at(r, f"{what} raised only after {r['duration']:.2f}s (bound {within}s)"))
+    return out
+
+
+def calls_within_timeout(run: Run) -> list[Finding]:
+    """A call that takes a timeout (``poll(timeout)``, the ``wait_frames``
+    wait) returns within it, work in flight or not (``Verb.timeout_of``)."""
+    out = []
+    for r in run.history.ops:
+        v = VERBS.get(r["op"]["verb"])
+        if v is None or r["status"] not in ("ok", "raised"):
+            continue
+        limit = v.timeout_of(_op(r))
+        if limit is not None and r["duration"] > limit + BOUND_SLACK:
+            out.append(at(r, f"took {r['duration']:.2f}s; its timeout is {limit}s"))
+    return out
+
+
+def fails_clearly(run: Run) -> list[Finding]:
+    """An operation the scenario expects to fail (``args.fail``), or allows
+    to (``args.may_fail``: a constructor with the implementation's defaults
+    on a cluster that may not fit them, a call whose actor is killed under
+    it), that raises does so with a clear error; a constructor also within
+    its bound and leaving no actor behind."""
+    out = []
+    for r in run.history.ops:
+        args = r["op"].get("args", {})
+        if not (args.get("fail") or args.get("may_fail")):
+            continue
+        if r["status"] == "ok" and args.get("fail"):
+            out.append(at(r, f"with {args['fail']} did not raise"))
+            continue
+        if r["status"] != "raised":
+            continue
+        e = r["error"]
+        # a TypeError is a clear answer to bad arguments (fail=invalid:...), not
+        # to defaults or a killed actor (may_fail)
+        unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
+        if e["type"] in unclear:
+            out.append(at(r, f"raised an unclear {e['type']}: {e['message'][:200]}"))
+        if not args.get("fail") and r["op"]["verb"] != "construct":
+            continue  # a call allowed to fail (a killed actor): clear is all it must be
+        bound = run.teardown_bound + BOUND_SLACK
+        if args.get("fail") == "infeasible" or args.get("may_fail"):
+            bound += run.spec.ready_timeout or 0.0  # detected by a readiness wait
+        if r["duration"] > bound:
+            out.append(at(r, f"took {r['duration']:.2f}s to fail (bound {bound:.2f}s)"))
+        job = probe_of(r, "job_actors")
+        if unobserved(job) or "unknown" in job:
+            out.append(job if unobserved(job) else unknown_at(r, f": {job['unknown']}"))
+            continue
+        known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos}
+        stray, unsure = [], []
+        for aid, st in job["actors"].items():
+            if aid in known or not isinstance(st, dict):
+                continue
+            if st.get("state") in LIVE_STATES:
+                stray.append(aid[:8])
+            elif st.get("state") in ("unknown", None):
+                unsure.append(aid[:8])
+        if stray:
+            out.append(at(r, f"left actors behind: {stray}"))
+        if unsure:
+            out.append(unknown_at(r, f": state of actors {unsure} unknown"))
+    return out
+
+
+def _actor_ids_before(run: Run, upto: int):
+    for r in run.history.ops:
+        if r["i"] < upto and r["op"]["verb"] == "construct" and r["status"] == "ok":
+            yield created_actors(r)
+
+
+def _all_closed(run: Run) -> bool:
+    built = _constructed(run)
+    done = _closed_components(run) | {
+        r["op"]["target"] for r in run.op_records("exhaust") if r["status"] == "ok"
+    }
+    return bool(built) and built <= done
+
+
+def _clean_checks(run: Run):
+    """Each ``check_clean`` op record: what was left between two generations
+    of a sweep, once everything built so far was torn down (a reading taken
+    with a component still open is not judged)."""
+    for r in run.op_records("check_clean"):
+        if r["status"] != "ok":
+            continue
+        before = [p for p in run.history.ops if p["i"] < r["i"]]
+        built = {p["op"]["target"] for p in before
+                 if p["op"]["verb"] == "construct" and p["status"] == "ok"}
+        done = {p["op"]["target"] for p in before
+                if p["op"]["verb"] in ENDING_VERBS and p["status"] == "ok"}
+        if built <= done:
+            yield r
+
+
+def _leftover_threads(threads, found) -> list[Finding]:
+    """``found(text)``: a finding where the threads were read."""
+    return [found(f"thread {t['name']} ({t['module']}) still running after teardown")
+            for t in threads]
+
+
+def no_leftover_thread(run: Run) -> list[Finding]:
+    """Once every component is torn down, no thread of the implementation
+    runs: at the end, and between two generations of a sweep (``check_clean``)."""
+    out = []
+    for r in _clean_checks(run):
+        out += _leftover_threads(r["result"].get("threads") or [],
+                                 lambda text, r=r: at(r, ": " + text))
+    if run.history.final is None or not _all_closed(run):
+        return out
+    threads = final_of(run, "threads")
+    if unobserved(threads):
+        return out + [threads]
+    return out + _leftover_threads(threads, lambda text: in_run(text, final_time(run)))
+
+
+def _live_job_actors(job: dict, found, unknown) -> list[Finding]:
+    """The live (or unknown) actors of a ``job_actors`` reading; ``found``
+    and ``unknown`` make a finding of a text where it was read."""
+    if "unknown" in job:
+        return [unknown(job["unknown"])]
+    out = []
+    for aid, st in (job.get("actors") or {}).items():
+        if not isinstance(st, dict):
+            continue
+        if st.get("state") in LIVE_STATES:
+            out.append(found(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
+                             f"{st['state']}"))
+        elif st.get("state") in ("unknown", None):
+            out.append(unknown(f"state of actor {aid[:8]} unknown "
+                               f"({str(st.get('error'))[:200]})"))
+    return out
+
+
+def no_leftover_actor(run: Run) -> list[Finding]:
+    """Once every component is torn down, no actor of the driver's job is left
+    alive (both owners; on a local runtime the implementation shut down, the
+    actors are read by process, and the runner finds any process left): at
+    the end, and between two generations of a sweep (``check_clean``)."""
+    out = []
+    for r in _clean_checks(run):
+        out += _live_job_actors(r["result"].get("job_actors") or {},
+                                lambda text, r=r: at(r, ": " + text),
+                                lambda text, r=r: unknown_at(r, ": " + text))
+    if run.history.final is None:
+        return out
+    built = _constructed(run)
+    if not built or not built <= _closed_components(run):
+        return out
+    job = final_of(run, "job_actors")
+    if unobserved(job):
+        return out + [job]
+    t = final_time(run)
+    return out + _live_job_actors(job, lambda text: in_run(text, t),
+                                  lambda text: unknown_in_run(f"final probe: {text}", t))
+
+
+def no_actor_outlives_driver(run: Run) -> list[Finding]:
+    """On a cluster that outlives the driver (a connected driver), no actor of
+    its jobs is alive after it exited: a detached actor left there lives on,
+    whether the components were torn down or left open at the exit."""
+    after = run.after_exit or {}
+    if "unknown" in after:
+        return [unknown_in_run(f"after the exit: {after['unknown']}")]
+    left, how = after.get("left") or {}, after.get("how_left") or {}
+    return [in_run(f"{rec.get('class_name', '?')} actor {aid[:8]}"
+                   f"{' (detached)' if rec.get('detached') else ''} still {rec['state']} "
+                   "after the driver exited"
+                   + (f"; the harness could not remove it ({left[aid]} after: {how.get(aid)}): "
+                      "it is still on the cluster" if aid in left else ""))
+            for aid, rec in sorted((after.get("actors") or {}).items())]
+
+
+def name_freed(run: Run) -> list[Finding]:
+    """A named eval worker's name is registered until its owner's teardown
+    and freed by it. Per name (``named``: True or a second name's suffix);
+    its owner is the instance that built it (a second one asking for a taken
+    name, which must fail, owns nothing), and a later owner of a freed name
+    (a sweep's next generation) owns it anew."""
+    out = []
+    owner: dict = {}  # named -> the target that owns the name now
+    closed: dict = {}  # named -> its owner was torn down
+    for r in run.history.ops:
+        op, args = r["op"], r["op"].get("args", {})
+        if op["verb"] == "construct" and args.get("named") and not args.get("connect") \
+                and r["status"] == "ok" and (args["named"] not in owner
+                                             or closed.get(args["named"])):
+            owner[args["named"]], closed[args["named"]] = op["target"], False
+        named = [n for n, t in owner.items() if t == op.get("target")]
+        if op["verb"] == "teardown" and named and r["status"] == "ok":
+            closed[named[0]] = True
+        if op["verb"] == "check_name" and r["status"] == "ok":
+            found, which = r["result"]["found"], args.get("named", True)
+            whose = "" if which is True else f" {r['result'].get('name')!r}"
+            if closed.get(which) and found:
+                out.append(at(r, f": the name{whose} is still registered after the owner's "
+                                 "teardown"))
+            if not closed.get(which) and not found:
+                out.append(at(r, f": the named eval worker{whose} is gone before its owner's "
+                                 "teardown"))
+    return out
+
+
+def peer_ok(run: Run) -> list[Finding]:
+    """The second driver of each ``peer`` op ran as the scenario says: its
+    constructors worked, and its history is complete and readable, not cut
+    short in the harness's code. Everything else about it (its exit, its
+    calls, its teardowns' bounds, its Ray runtime, its stderr, what it left
+    behind) is judged by the very oracles that judge this driver, run over
+    its history (``peer_runs``, merged by ``judge``)."""
+    out = []
+    for r, peer in peer_runs(run):
+        res, who = r["result"], ": the second driver"
+        for c in peer.op_records("construct"):
+            args = c["op"].get("args", {})
+            if c["status"] == "raised" and not (args.get("fail") or args.get("may_fail")):
+                e = c.get("error") or {}
+                out.append(at(r, f"{who}'s {label(c)} raised {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}"))
+        hf = peer.history.file
+        for n, text in hf.corrupt:
+            out.append(unknown_at(r, f"{who}'s history line {n} is not a JSON record: {text!r}"))
+        raised = next((x for x in hf.records if x.get("phase") == "harness-error"), None)
+        if raised is not None or peer.exit_code == HARNESS_EXIT_CODE:
+            e = (raised or {}).get("error") or {}
+            out.append(unknown_at(r, f"{who}'s harness raised {e.get('type', '?')} "
+                                     f"{position_text(peer)}: "
+                                     f"{str(e.get('message', 'see its stderr'))[:300]}"))
+        elif peer.history.missing() and not in_implementation(peer) and (
+                peer.exit_code == 0 or res.get("timed_out")):
+            out.append(unknown_at(r, f"{who} stopped {position_text(peer)}, in the harness's "
+                                     f"code; its history lacks {'; '.join(peer.history.missing())}"))
+    return out
+
+
+def peer_runs(run: Run) -> list[tuple[dict, Run]]:
+    """(the ``peer`` op's record, the second driver's run) of each peer op the
+    harness ran: its whole history and stderr, as the driver recorded them."""
+    out = []
+    for r in run.op_records("peer"):
+        res = r.get("result") or {}
+        recorded = res.get("history")
+        if r["status"] != "ok" or not isinstance(recorded, dict):
+            continue  # the harness could not run it: harness_steps_succeed
+        scenario = run.scenario.peer_of(_op(r))
+        history = History(HistoryFile(
+            records=list(recorded.get("records") or []),
+            corrupt=[tuple(c) for c in recorded.get("corrupt") or []],
+            torn=bool(recorded.get("torn")), missing=bool(recorded.get("missing"))),
+            expected_ops=len(scenario.ops))
+        code = res.get("exit_code")
+        out.append((r, Run(
+            scenario=scenario, history=history,
+            exit_code=code if code is None or code >= 0 else None,
+            signal=-code if code is not None and code < 0 else None,
+            hung=bool(res.get("timed_out")), stderr=res.get("stderr") or "",
+            teardown_bound=run.teardown_bound, closed_errors=run.closed_errors,
+            features=run.features)))
+    return out
+
+
+ORACLES = {
+    f.__name__: f
+    for f in (
+        no_crash, no_hang, clean_stderr, no_leftover_process, calls_succeed,
+        harness_steps_succeed, teardown_never_raises, teardown_within_bound,
+        own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
+        threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts,
+        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, interrupt_prompt,
+        use_after_close_clear_error, liveness_reports_death, errors_surface,
+        calls_within_timeout, fails_clearly,
+        no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
+    )
+}
+
+
+@dataclass
+class Judgement:
+    """Per oracle (in the order of ``ORACLES``): the violations found, and
+    what could not be judged (unknown findings), each a list of findings."""
+
+    violations: dict = field(default_factory=dict)
+    unknown: dict = field(default_factory=dict)
+
+
+def _findings_of(oracle, run: Run) -> list[Finding]:
+    found = list(oracle(run))
+    wrong = [f for f in found if not isinstance(f, Finding)]
+    if wrong:
+        raise TypeError(f"it returned {type(wrong[0]).__name__} {str(wrong[0])[:100]!r}, "
+                        "not a conformance.judge.findings.Finding")
+    return found
+
+
+def judge(run: Run) -> Judgement:
+    """Every oracle's findings, run safely: an oracle that raises (or returns
+    anything but findings) is unknown. A second driver's run (``peer_runs``)
+    is judged by the same oracles; its findings join the oracle's, as
+    findings about the ``peer`` op ("op 2 (peer): second driver: ...")."""
+    out = Judgement()
+    _judge_into(out, run, None)
+    for r, peer in peer_runs(run):
+        _judge_into(out, peer, r)
+    out.violations = {k: out.violations[k] for k in ORACLES if k in out.violations}
+    out.unknown = {k: out.unknown[k] for k in ORACLES if k in out.unknown}
+    return out
+
+
+def _judge_into(out: Judgement, run: Run, peer_op: dict | None) -> None:
+    """Add ``run``'s findings to ``out``; a second driver's (``peer_op``: the
+    op record that ran it) as findings about that op, at its time."""
+    def placed(f: Finding) -> Finding:
+        if peer_op is None:
+            return f
+        return Finding(peer_op["i"], peer_op.get("t"),
+                       f"{label(peer_op)}: second driver: {f.text}", f.unknown)
+    unchecked = not_checked(run.scenario, run.features)
+    for name, oracle in ORACLES.items():
+        try:
+            found = _findings_of(oracle, run)
+        except Exception as exc:  # noqa: BLE001 - Jepsen's check-safe
+            found = [unknown_in_run(f"the oracle raised {type(exc).__name__}: {exc}")]
+        found = [placed(f) for f in found if name not in unchecked.get(f.op, {})]
+        bad = [f for f in found if not f.unknown]
+        unsure = [f for f in found if f.unknown]
+        if bad:
+            out.violations.setdefault(name, []).extend(bad)
+        if unsure:
+            out.unknown.setdefault(name, []).extend(unsure)

@@ -1,0 +1,1026 @@
+"""The operation vocabulary: each verb declared once, with what it does and
+who answers for it.
+
+Every function takes the driver context and an :class:`~conformance.ops.scenario.Op`
+and returns a JSON-ready result dict, or raises: the driver records either.
+Verbs never judge; the oracles do. ``party`` says whose failure a raise is:
+``impl`` verbs call the implementation (or Ray, as the user does), so an
+unexpected raise is the implementation's ``fail``; ``harness`` verbs are the
+suite's own fault injections and probes, so a raise is an ``error`` verdict
+(the scenario was not observed as written), never a pass, never the
+implementation's failure.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
+from conformance.ops.history import describe_error
+from fixtures.harness_threads import start_harness_thread
+from conformance.ops.targets import actor_name, at_once, kind_of, writes_into
+
+IMPL, HARNESS = "impl", "harness"
+
+
+DEFAULT_DEADLINE = 90.0
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One verb, declared once: how it runs and who answers for it, what it
+    needs, how long it may take, how the harness probes after it, and its
+    form in a standalone script."""
+
+    name: str
+    run: Callable
+    party: str
+    doc: str
+    #: op -> True when the scenario expects (or allows) this op to raise
+    expects_raise: Callable = lambda op: False
+    #: op -> adapter features the op needs; lacking one, the scenario is
+    #: skipped with the reason (an op on the eval worker needs "evaluator")
+    needs: Callable = lambda op: ()
+    #: an adapter feature this verb needs but the scenario can do without
+    #: (or op -> that feature, None: none for this op): lacking it, the op is
+    #: recorded "unsupported" and the scenario goes on; only the oracles in
+    #: ``unchecks`` report "not checked" (degrade, don't skip)
+    optional_feature: str | Callable | None = None
+    unchecks: tuple = ()
+    #: (op, adapter, spec) -> seconds after which the op counts as hung
+    deadline: Callable = lambda op, adapter, spec: DEFAULT_DEADLINE
+    #: op -> the seconds the call itself promises to return within (its
+    #: ``timeout`` argument), or None: judged by ``calls_within_timeout``
+    timeout_of: Callable = lambda op: None
+    #: the probe after it reads every component's actor states ...
+    probes_actors: bool = False
+    #: ... and first waits (bounded) for the target's own actors to be dead
+    settles: bool = False
+    #: the op ends its target: the driver reads the target's actors and the
+    #: cluster's resources just before it and again at its return, before any
+    #: settle wait (``resources_released_at_teardown``: judged at return)
+    releases: bool = False
+    #: (op, writer) -> the op's body lines in a standalone script, for the
+    #: verbs the harness writes itself; None: the adapter writes them
+    #: (``Adapter.script_lines``). Raises ``NoScript`` for what a script cannot do.
+    script: Callable | None = None
+
+
+VERBS: dict[str, Verb] = {}
+
+
+def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **declared):
+    """Declare the decorated function as a verb (see :class:`Verb`)."""
+    def register(func):
+        VERBS[func.__name__] = Verb(func.__name__, func, party, doc, expects_raise, **declared)
+        return func
+    return register
+
+
+def deadline_of(op, adapter, spec) -> float:
+    return VERBS[op.verb].deadline(op, adapter, spec)
+
+
+def optional_feature_of(op) -> str | None:
+    """The feature ``op`` can do without (``Verb.optional_feature``)."""
+    feature = VERBS[op.verb].optional_feature
+    return feature(op) if callable(feature) else feature
+
+
+def needs_of(op) -> set:
+    """The adapter features ``op`` needs (``verb.needs``, and ``evaluator``
+    for an op on an eval worker, whichever instance)."""
+    return set(VERBS[op.verb].needs(op)) | (
+        {"evaluator"} if kind_of(op.target) == "evaluator" else set())
+
+
+def scenario_needs(ops) -> set:
+    """What a sequence of ops needs beyond each op's own needs: ``instances``
+    when two instances of one kind are open at once."""
+    return {"instances"} if at_once(ops) else set()
+
+
+class NoScript(Exception):
+    """A standalone script cannot do this op (the reason is the message)."""
+
+
+def _fails_on_purpose(op) -> bool:
+    return bool(op.args.get("fail"))
+
+
+def _may_fail(op) -> bool:
+    """The scenario expects (``fail``) or allows (``may_fail``) this op to raise."""
+    return bool(op.args.get("fail") or op.args.get("may_fail"))
+
+
+def _surfaces_error(op) -> bool:
+    """The op must raise the error of the work behind it (``cause``: judged by
+    ``errors_surface``), or may raise (``_may_fail``)."""
+    return bool(op.args.get("cause")) or _may_fail(op)
+
+
+def _construct_needs(op) -> set:
+    a, out = op.args, set()
+    if kind_of(op.target) == "collector":
+        out.add("sync" if a.get("sync") else "async")
+        if a.get("buffer"):
+            out.add("buffer_mode")
+        if a.get("fail") == "one_unknown_env" or a.get("per_actor_envs"):
+            out.add("per_actor_envs")
+    if a.get("named"):
+        out.add("named_evaluator")
+    if a.get("infeasible") or a.get("fill"):  # a request no node meets, or its CPUs
+        out.add("actor_options")
+    return out
+
+
+class HarnessError(RuntimeError):
+    """The harness could not do what the scenario says (e.g. inject a fault)."""
+
+
+INFEASIBLE = {"resources": {"rlc_infeasible": 1}}
+BAD_ARGS = {
+    "frames_per_batch": {"frames_per_batch": 0},
+    "total_frames": {"total_frames": -5},
+    "sync_divisible": {"sync": True, "num_collectors": 2, "frames_per_batch": 63},
+    "num_collectors": {"num_collectors": 0},
+    "capacity": {"buffer_capacity": 0},
+}
+KILL_HOWS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
+#: faults that only make sense while a call is in flight (``kill(during=...)``):
+#: ``step_hang`` makes the env of a call that is stepping it hang for good
+#: (the scenario's env must be ``conformance.envs:RlcHangableCartPole-v0``)
+IN_FLIGHT_HOWS = ("step_hang",)
+#: seconds a kill waits for its target to be ALIVE (scheduled, with a process)
+KILL_WAIT_ALIVE = 30.0
+#: seconds a kill waits to see its effect (the process gone, the actor not ALIVE)
+KILL_VERIFY = 10.0
+
+
+def _spec_for(ctx, op):
+    """The spec of a construct op: placement, infeasibility, failure knobs,
+    an instance's own total_frames and name. ``Spec.resources`` is keyed by
+    kind: the adapter builds one component of that kind from it."""
+    a = op.args
+    spec = ctx.spec
+    kind = kind_of(op.target)
+    resources = dict(spec.resources)
+    if a.get("place"):
+        resources[kind] = {"resources": {a["place"]: 1}}
+    if a.get("infeasible"):
+        resources[kind] = INFEASIBLE
+    if a.get("fill"):  # its actors take every CPU of their node between them
+        actors = spec.num_collectors if kind == "collector" else 1
+        resources[kind] = {**resources.get(kind, {}),
+                           "num_cpus": ctx.node_cpus(a.get("place")) / actors}
+    changes = {"resources": resources}
+    if "sync" in a:
+        changes["sync"] = bool(a["sync"])
+    if "total_frames" in a:
+        changes["total_frames"] = int(a["total_frames"])
+    if a.get("ready") is False:
+        changes["ready_timeout"] = None
+    fail = a.get("fail")
+    if fail == "unknown_env":
+        changes["env_id"] = "RlcNoSuchEnv-v0"
+    elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
+        changes.update(env_id=(spec.env_id, "RlcNoSuchEnv-v0"), num_collectors=2)
+    elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build
+        changes.update(env_id=(spec.env_id, spec.env_id), num_collectors=2)
+    elif fail and fail.startswith("invalid:"):
+        changes.update(BAD_ARGS[fail.split(":", 1)[1]])
+    if a.get("named"):
+        changes["actor_name"] = actor_name(ctx.actor_name, a["named"])
+    return spec.with_(**changes)
+
+
+@verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
+            "a collector writes into, fail, may_fail, place, named: True or a second name's "
+            "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
+            "instance's, fill: its actors take all the CPUs of their node)", _may_fail,
+      needs=_construct_needs,
+      deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
+      probes_actors=True)
+def construct(ctx, op):
+    spec = _spec_for(ctx, op)
+    adapter = ctx.adapter
+    kind = kind_of(op.target)
+    if kind == "buffer":
+        obj = adapter.make_buffer(spec)
+    elif kind == "collector":
+        into = writes_into(op)
+        buffer = ctx.objects.get(into) if into else None
+        if into and buffer is None:
+            raise RuntimeError(f"scenario error: collector writes into {into}, never built")
+        obj = adapter.make_collector(spec, buffer)
+    elif op.args.get("connect"):
+        obj = adapter.connect_evaluator(spec)
+        ctx.connected.add(op.target)
+    else:
+        obj = adapter.make_evaluator(spec)
+    ctx.objects[op.target] = obj
+    ctx.note_ray_started()
+    return {}  # the probe after it records the actors it created
+
+
+def frames_of(batch) -> int | None:
+    """Frames in one yielded item: a TensorDict's numel, the frames of a list
+    of episode chunks (RLlib's ``sample()``: ``len()`` of each is its
+    env steps), or the frame count a buffer-mode collector yields (None: not
+    measurable, e.g. torchrl's None)."""
+    if hasattr(batch, "numel"):
+        return int(batch.numel())
+    if isinstance(batch, list) and all(hasattr(chunk, "env_steps") for chunk in batch):
+        return sum(len(chunk) for chunk in batch)
+    if isinstance(batch, int) and not isinstance(batch, bool):
+        return batch
+    return None
+
+
+def _count(items, limit=None) -> dict:
+    n, frames = 0, 0
+    for batch in items:
+        n += 1
+        f = frames_of(batch)
+        frames = None if f is None or frames is None else frames + f
+        if limit is not None and n >= limit:
+            break  # an early break, as a user's loop does
+    return {"batches": n, "frames": frames}
+
+
+@verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
+            "actor is killed meanwhile, so a clear error is allowed; cause: the env "
+            "fails midway, so it must raise, naming that cause)", _surfaces_error)
+def iterate(ctx, op):
+    batches = int(op.args.get("batches", 1))
+    if batches <= 0:
+        return {"batches": 0, "frames": 0}
+    return _count(ctx.adapter.iterate(ctx.objects[op.target]), batches)
+
+
+@verb(IMPL, "iterate a collector until total_frames",
+      deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True)
+def exhaust(ctx, op):
+    return _count(ctx.adapter.iterate(ctx.objects[op.target]))
+
+
+@verb(IMPL, "start the collector's background thread", _fails_on_purpose,
+      needs=lambda op: () if op.args.get("fail") else ("background",))
+def start(ctx, op):
+    ctx.adapter.start(ctx.objects[op.target])
+    return {}
+
+
+@verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)",
+      timeout_of=lambda op: float(op.args.get("timeout", 60)))
+def wait_frames(ctx, op):
+    """Poll the buffer's length until it reaches ``frames`` (bounded)."""
+    from fixtures.wait import poll
+
+    want = int(op.args.get("frames", 1))
+    limit = float(op.args.get("timeout", 60))
+    buffer = ctx.objects[op.target]
+    # an error from the buffer ends the wait at once: it is the op's outcome
+    n = poll(lambda: ctx.adapter.buffer_len(buffer), lambda n: n >= want, limit)
+    if n < want:
+        raise TimeoutError(f"buffer holds {n} frames after {limit}s, wanted {want}")
+    return {"frames": n}
+
+
+#: seconds in_ray_call waits for a thread of the implementation to be inside Ray
+IN_CALL_WAIT = 30.0
+
+
+def _in_ray_call_script(op, w) -> list[str]:
+    return ["t0 = time.monotonic()",
+            "while not (found := inside_ray()) and time.monotonic() - t0 < "
+            f"{IN_CALL_WAIT}:",
+            "    time.sleep(0.05)",
+            "if not found:",
+            f"    raise RuntimeError('no thread of the implementation entered a Ray call in "
+            f"{IN_CALL_WAIT} s')",
+            "return f'inside Ray: {found}'"]
+
+
+@verb(HARNESS, "wait until a thread the implementation started is blocked in a call into "
+               "Ray (its innermost frame in ray.get's or ray.wait's wait: "
+               "threads.blocked_in_ray), so that the next op races that "
+               "call on purpose, not by chance; records the thread and where",
+      deadline=lambda op, adapter, spec: IN_CALL_WAIT + 30.0, script=_in_ray_call_script)
+def in_ray_call(ctx, op):
+    from conformance.ops.threads import inside_ray, not_the_implementations
+    from fixtures.wait import poll
+
+    skip = not_the_implementations({t["key"] for t in ctx.baseline_threads})
+    found = poll(lambda: inside_ray(skip), bool, IN_CALL_WAIT)
+    if not found:
+        raise HarnessError(f"no thread of the implementation was blocked in a Ray call within "
+                           f"{IN_CALL_WAIT} s: the race the scenario sets up did not happen")
+    return {"inside": found}
+
+
+@verb(IMPL, "sample a batch from the buffer (args: batch_size)")
+def sample(ctx, op):
+    data = ctx.adapter.sample(ctx.objects[op.target], int(op.args.get("batch_size", 8)))
+    return {"numel": int(data.numel()) if hasattr(data, "numel") else None}
+
+
+def _batch(n: int):
+    """A small CartPole-shaped batch, as a collector would write it."""
+    import torch
+    from tensordict import TensorDict
+
+    return TensorDict(
+        {
+            "observation": torch.zeros(n, 4),
+            "action": torch.zeros(n, dtype=torch.int64),
+            ("next", "observation"): torch.zeros(n, 4),
+            ("next", "reward"): torch.ones(n, 1),
+            ("next", "done"): torch.zeros(n, 1, dtype=torch.bool),
+            ("next", "terminated"): torch.zeros(n, 1, dtype=torch.bool),
+            ("next", "truncated"): torch.zeros(n, 1, dtype=torch.bool),
+        },
+        batch_size=[n],
+    )
+
+
+@verb(IMPL, "write a small batch into the buffer from the driver (args: frames)")
+def extend(ctx, op):
+    n = int(op.args.get("frames", 8))
+    ctx.adapter.extend(ctx.objects[op.target], _batch(n))
+    return {"frames": n}
+
+
+@verb(IMPL, "submit an evaluation to the eval worker")
+def submit(ctx, op):
+    ctx.adapter.submit(ctx.objects[op.target], ctx.spec)
+    return {}
+
+
+#: seconds past its own timeout after which a poll counts as hung
+POLL_GRACE = 30.0
+
+
+@verb(IMPL, "poll the eval worker (args: timeout, may_fail)", _may_fail,
+      timeout_of=lambda op: float(op.args.get("timeout", 0)),
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", 0)) + POLL_GRACE)
+def poll(ctx, op):
+    timeout = float(op.args.get("timeout", 0))
+    result = ctx.adapter.poll(ctx.objects[op.target], timeout)
+    return {"ready": result is not None}
+
+
+# -- faults -----------------------------------------------------------------------
+
+def check_signalable(pid, class_name: str | None = None) -> None:
+    """Refuse a signal that could hit the harness or a bystander: pid 0/1/
+    negative (a process group or init), this driver, its process group, a
+    process that is not a Ray actor worker of the actor's class (a pid the
+    GCS gives for another machine is refused the same way)."""
+    from fixtures.procs import ray_worker_refusal
+
+    if not isinstance(pid, int) or pid <= 1:
+        raise HarnessError(f"refusing to signal pid {pid!r}: not a single live actor process")
+    if pid in (os.getpid(), os.getpgrp()):
+        raise HarnessError(f"refusing to signal pid {pid}: the driver itself or its process group")
+    refusal = ray_worker_refusal(pid, class_name)
+    if refusal:
+        raise HarnessError(refusal)
+
+
+def _wait_process_gone(pid: int, what: str) -> None:
+    from fixtures import procs
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    try:
+        wait_for_condition(lambda: not procs.pid_alive(pid), KILL_VERIFY,
+                           message=f"pid {pid} gone")
+    except ConditionTimeout:
+        raise HarnessError(f"{what}: actor process {pid} still running after "
+                           f"{KILL_VERIFY}s: the fault was not injected") from None
+
+
+def _live_target(ctx, op) -> tuple:
+    """The handle and the GCS record of the actor to kill, read now: it must
+    be ALIVE, with a process (waits up to KILL_WAIT_ALIVE for a starting one)."""
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    index = int(op.args.get("index", 0))
+    handles = ctx.adapter.actors(kind_of(op.target), ctx.objects[op.target])
+    if not handles:
+        raise HarnessError(f"{op.target} lists no actor to kill (adapter.actors is empty)")
+    try:
+        handle = handles[index]
+    except IndexError:
+        raise HarnessError(f"{op.target} has {len(handles)} actor(s): no index {index}") from None
+    aid = handle._actor_id.hex()
+
+    def alive():
+        rec = ctx.actor_states([aid]).get(aid, {})
+        return rec if rec.get("state") == "ALIVE" and (rec.get("pid") or 0) > 1 else None
+    try:
+        rec = wait_for_condition(alive, KILL_WAIT_ALIVE, interval=0.1,
+                                 message=f"{op.target} actor {aid[:8]} ALIVE")
+    except ConditionTimeout as exc:
+        raise HarnessError(f"cannot kill {op.target} actor {index}: {exc}") from None
+    return handle, {"id": aid, "pid": rec["pid"], "node_id": rec.get("node_id"), "index": index,
+                    "class_name": rec.get("class_name")}
+
+
+def _wait_not_alive(ctx, aid: str, what: str) -> str:
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    def left():
+        state = ctx.actor_states([aid]).get(aid, {}).get("state")
+        return state if state not in ("ALIVE", "unknown", None) else None
+    try:
+        return wait_for_condition(left, KILL_VERIFY, interval=0.1, message=f"{what} took effect")
+    except ConditionTimeout as exc:
+        raise HarnessError(f"{what}: {exc}: the fault was not injected") from None
+
+
+def _hang_step(pid: int, what: str, injected) -> None:
+    """Ask process ``pid``'s hangable env to hang at its next step and wait
+    (up to KILL_VERIFY) for its answer that a step is stuck."""
+    from conformance.envs import FLAG_DIR, hang_flag
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    flag = hang_flag(pid)
+    os.makedirs(FLAG_DIR, exist_ok=True)
+    with open(flag, "w"):
+        pass
+    injected()
+    try:
+        wait_for_condition(lambda: os.path.exists(flag + ".hung"), KILL_VERIFY,
+                           message=f"{what}: a step stuck")
+    except ConditionTimeout:
+        if os.path.exists(flag):
+            os.remove(flag)  # never let it hang a later call
+        raise HarnessError(f"{what}: no step of a hangable env ran in pid {pid} within "
+                           f"{KILL_VERIFY}s: no call was in flight, or the env is not "
+                           "conformance.envs:RlcHangableCartPole-v0") from None
+    os.remove(flag + ".hung")
+
+
+def _require_ray(how: str) -> None:
+    import ray
+
+    if not ray.is_initialized():
+        raise HarnessError(f"kill how={how} needs the driver's Ray connection, and Ray is not "
+                           "initialized: calling Ray now would start a new runtime")
+
+
+def _await_actors_script(op, w) -> list[str]:
+    return ["t0 = time.monotonic()",
+            f"while any(s != 'ALIVE' for s in (_actor_states() or {{}}).get({op.target!r}, ['?'])):",
+            f"    if time.monotonic() - t0 > {KILL_WAIT_ALIVE}:",
+            f"        raise RuntimeError('the {op.target} actors are not ALIVE after "
+            f"{KILL_WAIT_ALIVE} s')",
+            "    time.sleep(0.1)",
+            "return 'ALIVE'"]
+
+
+@verb(HARNESS, "wait until every actor of a component is ALIVE (up to KILL_WAIT_ALIVE s): "
+               "the race that follows needs them running, whether or not the constructor "
+               "waited for them (torchrl's eval worker returns while its actor is created)",
+      script=_await_actors_script)
+def await_actors(ctx, op):
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    handles = ctx.adapter.actors(kind_of(op.target), ctx.objects[op.target])
+    if not handles:
+        raise HarnessError(f"{op.target} lists no actor (adapter.actors is empty)")
+    ids = [h._actor_id.hex() for h in handles]
+    t0 = time.monotonic()
+
+    def all_alive():
+        states = ctx.actor_states(ids)
+        return states if all(states[i].get("state") == "ALIVE" for i in ids) else None
+    try:
+        wait_for_condition(all_alive, KILL_WAIT_ALIVE, interval=0.1,
+                           message=f"every {op.target} actor ALIVE")
+    except ConditionTimeout as exc:
+        raise HarnessError(str(exc)) from None
+    return {"actors": len(ids), "waited": round(time.monotonic() - t0, 3)}
+
+
+#: seconds a kill armed with ``during`` waits for that op to start
+KILL_ARM_WAIT = 120.0
+
+
+def _kill_script(op, w) -> list[str]:
+    a = op.args
+    if a.get("during"):
+        now = _kill_script(type(op)("kill", op.target, {
+            k: v for k, v in a.items() if k not in ("during", "after")}), w)
+        after = float(a.get("after", 0.5))
+        body = [line for line in now[1:] if not line.startswith("return ")]
+        return [now[0], "", "def _land():", "    try:"] + ["        " + line for line in body] + [
+            "    except BaseException as exc:  # reported by the kill_landed op",
+            "        _ARMED_ERRORS.append(exc)",
+            "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
+            f"_ARMED.append(threading.Timer({after}, _land))",
+            f"return 'armed: lands {after}s into the next {a['during']}'"]
+    how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
+    head = [f"handle = ({w.actors(op.target)})[{index}]"]
+    if how == "ray_kill":
+        return head + ["ray.kill(handle)"]
+    if how == "sigkill":
+        return head + ["pid = _actor_pid(handle)",
+                       "os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)",
+                       "return f'SIGKILL to pid {pid}'"]
+    if how == "exit":
+        return head + ["handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor"]
+    if how == "hang":
+        return head + ["handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs"]
+    if how == "step_hang":  # hang_flag and FLAG_DIR: conformance.envs's, in the script
+        return head + ["flag = hang_flag(_actor_pid(handle))",
+                       "os.makedirs(FLAG_DIR, exist_ok=True)",
+                       "open(flag, 'w').close()  # its env's next step hangs for good "
+                       "(conformance.envs:RlcHangableCartPole-v0)",
+                       "t0 = time.monotonic()",
+                       f"while not os.path.exists(flag + '.hung') and time.monotonic() - t0 < "
+                       f"{KILL_VERIFY}:",
+                       "    time.sleep(0.05)",
+                       "if not os.path.exists(flag + '.hung'):",
+                       "    os.remove(flag)  # never let it hang a later call",
+                       "    raise RuntimeError('no step of a hangable env ran: nothing hangs')",
+                       "os.remove(flag + '.hung')",
+                       "return 'a step hangs'"]
+    raise NoScript("removing a node is not done by a standalone script: kill every process of "
+                   "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
+
+
+@verb(HARNESS, "kill one actor of a component from outside the implementation "
+               "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
+               "armed now, the kill lands from a harness thread `after` seconds into "
+               "the next op with that verb; kill_landed reports it. how=step_hang, "
+               "armed only: the call in flight hangs in its env's next step)",
+      # removing the node under a component needs it placed there (an actor option)
+      needs=lambda op: ("actor_options",) if op.args.get("how") == "remove_node" else (),
+      probes_actors=True, script=_kill_script)
+def kill(ctx, op):
+    """A fault aimed at what is live: the actor's pid and node are read from the
+    GCS now, a signal never goes to a process group, this driver or anything
+    but a Ray worker, and the kill's effect is checked before it counts."""
+    if op.args.get("during"):
+        return _arm_kill(ctx, op)
+    return _kill_now(ctx, op)
+
+
+def _arm_kill(ctx, op):
+    """Start a harness thread that kills while the op ``during`` runs (a call
+    of the implementation in flight: ray-project/ray#54260's kill/complete race)."""
+    from fixtures.wait import wait_for_condition
+
+    during, after = op.args["during"], float(op.args.get("after", 0.5))
+    now = {k: v for k, v in op.args.items() if k not in ("during", "after")}
+    armed = {"during": during, "after": after, "done": threading.Event()}
+
+    def land():
+        try:
+            wait_for_condition(lambda: (ctx.running_op or {}).get("verb") == during,
+                               KILL_ARM_WAIT, message=f"op {during} started")
+            armed["done"].wait(after)  # an offset into the op, not a synchronisation
+            armed["in"] = dict(ctx.running_op or {})
+            landing = time.monotonic()
+
+            def injected():  # the signal is sent, ray.kill called: is the op still running?
+                armed["still_in"] = dict(ctx.running_op or {}) == armed["in"]
+                armed["injected_after"] = round(time.monotonic() - landing, 3)
+            armed["result"] = _kill_now(ctx, type(op)(op.verb, op.target, {**now, "armed": True}),
+                                        injected)
+        except BaseException as exc:  # noqa: BLE001 - reported by kill_landed
+            armed["error"] = exc
+        finally:
+            armed["done"].set()
+
+    ctx.armed_kills.append(armed)
+    start_harness_thread(land, "rlc-kill")
+    return {"armed": {"during": during, "after": after}}
+
+
+@verb(HARNESS, "wait for the kill armed with `during` and check it landed inside that op",
+      probes_actors=True,
+      # past the longest wait below, so that its own message is what a user reads
+      deadline=lambda op, adapter, spec: KILL_ARM_WAIT + KILL_WAIT_ALIVE + KILL_VERIFY + 30.0,
+      script=lambda op, w: ["timer = _ARMED.pop(0)", "timer.join()",
+                            "if _ARMED_ERRORS:",
+                            "    raise _ARMED_ERRORS.pop(0)  # the kill itself failed",
+                            "return 'the armed kill landed'"])
+def kill_landed(ctx, op):
+    if not ctx.armed_kills:
+        raise HarnessError("no kill was armed")
+    armed = ctx.armed_kills.pop(0)
+    if not armed["done"].wait(KILL_ARM_WAIT + KILL_WAIT_ALIVE + KILL_VERIFY):
+        raise HarnessError(f"the kill armed for {armed['during']} never landed")
+    if "error" in armed:
+        exc = armed["error"]
+        raise HarnessError(f"the kill armed for {armed['during']} failed: "
+                           f"{type(exc).__name__}: {exc}") from exc
+    if armed["in"].get("verb") != armed["during"] or not armed["still_in"]:
+        raise HarnessError(f"the kill was not injected inside {armed['during']} (the op "
+                           f"running then: {armed['in']}; still running at injection, "
+                           f"{armed.get('injected_after')} s after the kill began: "
+                           f"{armed.get('still_in')}): no call was in flight as the "
+                           "scenario says")
+    return {**armed["result"], "landed_in": armed["in"],
+            "injected_after": armed["injected_after"]}
+
+
+def _kill_now(ctx, op, injected=lambda: None):
+    """``injected`` is called the moment the fault is injected, before its
+    effect is verified."""
+    how = op.args.get("how", "ray_kill")
+    if how not in KILL_HOWS + IN_FLIGHT_HOWS:
+        raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS + IN_FLIGHT_HOWS}")
+    if how in IN_FLIGHT_HOWS and not op.args.get("armed"):
+        raise HarnessError(f"kill how={how} hits a call in flight: arm it with `during`")
+    if how == "step_hang" and ctx.fixture.get("kind") not in ("local", "multinode"):
+        raise HarnessError(f"refusing a step hang on the {ctx.fixture.get('kind')} fixture: "
+                           "its flag file must be on the actor's machine (this one)")
+    if how == "remove_node" and ctx.fixture.get("kind") != "multinode":
+        raise HarnessError(f"refusing to remove a node of the {ctx.fixture.get('kind')} "
+                           "fixture: the suite stops only nodes of a cluster it started "
+                           "(multinode)")
+    handle, info = _live_target(ctx, op)
+    what = f"{how} of {op.target} actor {info['id'][:8]} (pid {info['pid']})"
+    out = {"how": how, "actor": info}
+    if how == "ray_kill":
+        import ray
+
+        _require_ray(how)
+        ray.kill(handle)
+        injected()
+        out["state"] = _wait_not_alive(ctx, info["id"], what)
+    elif how == "sigkill":
+        check_signalable(info["pid"], info["class_name"])
+        os.kill(info["pid"], signal.SIGKILL)
+        injected()
+        _wait_process_gone(info["pid"], what)
+    elif how == "exit":
+        _require_ray(how)
+        check_signalable(info["pid"], info["class_name"])
+        handle.__ray_call__.remote(lambda self: os._exit(1))
+        injected()
+        _wait_process_gone(info["pid"], what)
+    elif how == "hang":
+        import ray
+
+        _require_ray(how)
+        ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))
+        injected()
+        ready, _ = ray.wait([ref], timeout=1.0)
+        if ready:
+            raise HarnessError(f"{what}: the sleeping call returned at once: the actor does not hang")
+        ctx.keep.append(ref)
+    elif how == "step_hang":
+        check_signalable(info["pid"], info["class_name"])  # a Ray worker of this machine
+        _hang_step(info["pid"], what, injected)
+    else:  # remove_node
+        from fixtures.clusters import kill_node
+
+        node = next((n for n in ctx.fixture.get("nodes", []) if n["node_id"] == info["node_id"]),
+                    None)
+        if node is None:
+            raise HarnessError(f"{what}: the actor's node {str(info['node_id'])[:8]} is not a "
+                               "node of this fixture")
+        if node.get("name") == "head":
+            raise HarnessError(f"{what}: refusing to remove the head node")
+        killed = kill_node(node)
+        injected()
+        ctx.removed_nodes.append(node["name"])
+        _wait_process_gone(info["pid"], what)
+        out.update(node=node["name"], killed=[p["pid"] for p in killed])
+    return out
+
+
+def _interrupt_script(op, w) -> list[str]:
+    from conformance.ops.interrupts import ends_program
+
+    a = op.args
+    sig, after = a.get("signal", "SIGINT"), float(a.get("after", 0.5))
+    then = ("the program ends with what it raises, as a user's that does not catch it"
+            if ends_program(a) else "the user catches the KeyboardInterrupt and goes on")
+    return [f"# {sig} to this very process {after}s into the next op ({a['during']}); {then}",
+            f"_INTERRUPTS.append({{'signal': signal.{sig}, 'ends_program': "
+            f"{ends_program(a)}, 'sent': None}})",
+            f"_ARMED.append(threading.Timer({after}, _send_signal, args=(_INTERRUPTS[-1],)))",
+            f"return 'armed: {sig} {after}s into the next {a['during']}'"]
+
+
+@verb(HARNESS, "send a signal to the driver process itself from a harness thread, `after` "
+               "seconds into the next op with verb `during` (args: signal: SIGINT, a user's "
+               "Ctrl-C, or SIGTERM, a CI cancellation; during; after; caught: the user's "
+               "`except KeyboardInterrupt` around that op lets the program go on (default), "
+               "else the program ends with what the signal raised; SIGTERM always ends it). "
+               "That op records it: status `interrupted`, the latency from the signal to the "
+               "raise, and whether it landed inside the op (conformance.ops.interrupts)",
+      script=_interrupt_script)
+def interrupt(ctx, op):
+    return ctx.interrupts.arm(op.args)
+
+
+# -- teardown and the user's Ray ----------------------------------------------------
+
+def _call_teardown(ctx, target, obj, shutdown_ray):
+    t0 = time.monotonic()
+    try:
+        ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
+        status, error = "ok", None
+    except BaseException as exc:  # noqa: BLE001 - the history records everything
+        if ctx.interrupts is not None and ctx.interrupts.interrupting(exc):
+            raise  # the harness's signal: the op is interrupted (conformance.ops.interrupts)
+        status, error = "raised", describe_error(exc)
+    return {
+        "status": status,
+        "error": error,
+        "duration": round(time.monotonic() - t0, 4),
+        "thread": threading.current_thread().name,
+    }
+
+
+def _teardown_deadline(op, adapter, spec) -> float:
+    per_call = 2 * adapter.teardown_bound + 10
+    return per_call * int(op.args.get("times", 1)) + 5
+
+
+@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
+      needs=lambda op: ("shutdown_ray",) if op.args.get("shutdown_ray") else (),
+      deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True)
+def teardown(ctx, op):
+    """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
+    obj = ctx.objects[op.target]
+    shutdown_ray = bool(op.args.get("shutdown_ray", False))
+    times = int(op.args.get("times", 1))
+    concurrent = int(op.args.get("concurrent", 1))
+    in_thread = op.args.get("thread", "main") != "main" or concurrent > 1
+    calls = []
+    for _ in range(times):
+        if not in_thread:
+            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray))
+            continue
+        results = [None] * concurrent
+        barrier = threading.Barrier(concurrent)
+
+        def run(k):
+            barrier.wait()
+            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray)
+
+        threads = [start_harness_thread(run, f"rlc-teardown-{k}", args=(k,))
+                   for k in range(concurrent)]
+        for t in threads:
+            t.join()
+        calls.extend(results)
+    return {"calls": calls}
+
+
+@verb(IMPL, "the user calls ray.shutdown()", probes_actors=True,
+      script=lambda op, w: ["ray.shutdown()  # the user's own"])
+def ray_shutdown(ctx, op):
+    import ray
+
+    with ctx.as_user():
+        ray.shutdown()
+    return {}
+
+
+@verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
+            "does at the start (for the impl owner too: the new runtime is the user's)",
+      probes_actors=True, deadline=lambda op, adapter, spec: INIT_DEADLINE + 30.0,
+      script=lambda op, w: [
+          "ray.shutdown()  # the user restarts Ray: the components' handles are stale now",
+          "ray.init(**USER_INIT)"])
+def ray_restart(ctx, op):
+    import ray
+
+    with ctx.as_user():
+        ray.shutdown()
+    return ctx.init_ray_as_user()
+
+
+USE_VERBS = {
+    "iterate": lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
+    "start": lambda ctx, o: ctx.adapter.start(o),
+    "sample": lambda ctx, o: ctx.adapter.sample(o, 4),
+    "extend": lambda ctx, o: ctx.adapter.extend(o, _batch(4)),
+    "len": lambda ctx, o: ctx.adapter.buffer_len(o),
+    "submit": lambda ctx, o: ctx.adapter.submit(o, ctx.spec),
+    "poll": lambda ctx, o: ctx.adapter.poll(o, 0.5),
+}
+
+
+@verb(IMPL, "call a method of a component after its teardown (args: call)", lambda op: True,
+      # start() is only there with the feature: without it, that call is
+      # unsupported and the other calls of the scenario are still checked
+      optional_feature=lambda op: "background" if op.args.get("call") == "start" else None)
+def use(ctx, op):
+    USE_VERBS[op.args["call"]](ctx, ctx.objects[op.target])
+    return {}
+
+
+#: seconds a check_alive or check_error waits for its answer unless told (the
+#: contract's liveness bound)
+LIVENESS_BOUND = 5.0
+
+
+def _check_alive_deadline(op, adapter, spec) -> float:
+    a = op.args
+    return float(a.get("within", LIVENESS_BOUND)) + float(a.get("stays", 0)) \
+        + adapter.teardown_bound + 10
+
+
+@verb(IMPL, "ask is_alive() over time (args: expect; within: s to reach it; stays: s "
+            "it must then keep answering it). expect=True is a healthy component: its "
+            "first answer counts (no polling, no cache may hide a death later); "
+            "expect=False is asked until it comes, within `within`",
+      optional_feature="liveness", unchecks=("liveness_reports_death",),
+      deadline=_check_alive_deadline)
+def check_alive(ctx, op):
+    """Ask ``is_alive()`` until it answers ``expect`` (for expect=True the
+    first answer is the verdict's) or ``within`` seconds pass; then, for
+    ``stays`` seconds, go on asking. Records each change of answer with the
+    time it came, from the op's start to the return of that call, so a
+    single call that blocks past ``within`` is measured too."""
+    from fixtures.wait import poll
+
+    expect = bool(op.args.get("expect", False))
+    within = float(op.args.get("within", LIVENESS_BOUND))
+    stays = float(op.args.get("stays", 0))
+    obj = ctx.objects[op.target]
+    t0 = time.monotonic()
+    seen = {"calls": 0, "answers": [], "reached": None}
+
+    def ask():
+        value = bool(ctx.adapter.is_alive(kind_of(op.target), obj))
+        elapsed = round(time.monotonic() - t0, 3)
+        seen["calls"] += 1
+        if not seen["answers"] or seen["answers"][-1][1] != value:
+            seen["answers"].append([elapsed, value])
+        if seen["reached"] is None and value == expect:
+            seen["reached"] = elapsed
+        return value, elapsed
+
+    def done(answer):
+        value, elapsed = answer
+        if seen["reached"] is None:  # a healthy component's first answer is final
+            return expect or elapsed > within
+        return elapsed - seen["reached"] >= stays
+
+    value, elapsed = poll(ask, done, within + stays, interval=0.1)
+    return {"expect": expect, "within": within, "stays": stays, "value": value,
+            "elapsed": elapsed, "reached": seen["reached"], "answers": seen["answers"],
+            "calls": seen["calls"]}
+
+
+def _check_error_deadline(op, adapter, spec) -> float:
+    return float(op.args.get("within", LIVENESS_BOUND)) + adapter.teardown_bound + 10
+
+
+@verb(IMPL, "the user's next call after the work behind it failed (args: call, one of "
+            "the `use` calls; cause: env or actor; within: s): repeated until it raises, "
+            "which is the expected outcome; returning only means the error was not "
+            "surfaced", lambda op: True, deadline=_check_error_deadline,
+      needs=lambda op: ("background",) if op.args.get("call") == "start" else ())
+def check_error(ctx, op):
+    """Call ``call`` until it raises (the op then raises that error) or
+    ``within`` seconds pass (the op returns how often it returned silently)."""
+    from fixtures.wait import poll
+
+    within = float(op.args.get("within", LIVENESS_BOUND))
+    call = USE_VERBS[op.args["call"]]
+    obj = ctx.objects[op.target]
+    t0 = time.monotonic()
+    tries = {"returned": 0}
+
+    def attempt():
+        try:
+            call(ctx, obj)
+        except Exception as exc:  # noqa: BLE001 - the outcome the op is about
+            return exc
+        tries["returned"] += 1
+        return None
+
+    error = poll(attempt, lambda exc: exc is not None, within, interval=0.1)
+    if error is not None:
+        raise error
+    return {"returned": tries["returned"], "elapsed": round(time.monotonic() - t0, 3),
+            "within": within}
+
+
+@verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
+            "earlier reading (args: at_least)")
+def check_data(ctx, op):
+    n = ctx.adapter.buffer_len(ctx.objects[op.target])
+    return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
+
+
+def _check_name_script(op, w) -> list[str]:
+    named = op.args.get("named", True)
+    first = named is True  # the scenario's name, ACTOR_NAME; or a second one
+    name = "ACTOR_NAME" if first else "name"
+    return ([] if first else [f"name = {w.actor_name(named)}"]) + [
+            "if not ray.is_initialized():  # ray.get_actor would start a new runtime",
+            "    return 'not looked up: Ray is not initialized here'",
+            "try:",
+            f"    ray.get_actor({name}, namespace=ray.get_runtime_context().namespace)",
+            f"    return f'{{{name}!r}} is registered'",
+            "except ValueError:",
+            f"    return f'{{{name}!r}} is not registered'"]
+
+
+@verb(HARNESS, "is the named eval worker registered under its name (asks the GCS; "
+               "never starts Ray; args: named, the construct's: True or a second name's suffix)",
+      script=_check_name_script)
+def check_name(ctx, op):
+    obs = ctx.observer
+    if obs is None:
+        raise HarnessError("no GCS address known to look the name up")
+    name = actor_name(ctx.actor_name, op.args.get("named", True))
+    records = obs.named_actors(name)  # in any namespace: is the name freed?
+    live = [aid for aid, r in records.items() if r["state"] != "DEAD"]
+    return {"found": bool(live), "name": name, "actors": sorted(live)}
+
+
+#: seconds check_writes waits for a collector's frames to land in its buffer
+#: (the instances family's writers run the slow env: 16 frames take 0.8 s;
+#: measured: 16 frames landed 0.6 s into the wait), and the frames it waits
+#: for by default
+WRITES_WAIT = 20.0
+WRITES_MORE = 16
+
+
+def _writes_into(ctx, target: str) -> str:
+    into = next((writes_into(o) for o in ctx.scenario.ops
+                 if o.verb == "construct" and o.target == target), None)
+    if into is None or into not in ctx.objects:
+        raise HarnessError(f"scenario error: {target} writes into no buffer that was built")
+    return into
+
+
+@verb(IMPL, "wait until the buffer a collector instance writes into holds `more` frames more "
+            "than when the op started: the collector's writes still land (args: more, "
+            "timeout); a buffer that does not grow is recorded, not raised: data_kept "
+            "judges each writer",
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", WRITES_WAIT)) + 30.0)
+def check_writes(ctx, op):
+    from fixtures.wait import poll
+
+    into = _writes_into(ctx, op.target)
+    buffer, more = ctx.objects[into], int(op.args.get("more", WRITES_MORE))
+    limit = float(op.args.get("timeout", WRITES_WAIT))
+    t0 = time.monotonic()
+    start = ctx.adapter.buffer_len(buffer)
+    n = poll(lambda: ctx.adapter.buffer_len(buffer), lambda n: n >= start + more, limit)
+    return {"buffer": into, "from": start, "frames": n, "more": more, "timeout": limit,
+            "elapsed": round(time.monotonic() - t0, 3)}
+
+
+def _check_clean_script(op, w) -> list[str]:
+    return ["if not ray.is_initialized():",
+            "    return 'Ray is down here: no actor of this driver runs in it'",
+            "from ray._private import state  # not ray.util.state: see _actor_pid",
+            "job = ray.get_runtime_context().get_job_id()",
+            "live = [f\"{a['ActorClassName']} {a['ActorID'][:8]} {a['State']}\"",
+            "        for a in state.actors().values()",
+            "        if a['JobID'] == job and a['State'] != 'DEAD']",
+            "threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]",
+            "return f'live actors of this job: {live or \"none\"}; threads: {threads}'"]
+
+
+@verb(HARNESS, "read what is left once the components built so far are torn down: the live "
+               "actors of the driver's jobs and the implementation's threads (between two "
+               "generations of a sweep; no_leftover_actor and no_leftover_thread judge it "
+               "as they judge the end)", script=_check_clean_script)
+def check_clean(ctx, op):
+    return ctx.leftovers()
+
+
+@verb(IMPL, "drop every reference to every component and collect garbage", probes_actors=True,
+      script=lambda op, w: [
+          f"global {', '.join(w.variables())}",
+          f"{' = '.join(w.variables())} = None  # every reference to every component",
+          "gc.collect()"])
+def drop(ctx, op):
+    ctx.objects.clear()
+    gc.collect()
+    return {}
+
+
+def _peer_deadline(op, adapter, spec) -> float:
+    return PEER_DEADLINE + 30.0  # the peer is killed at PEER_DEADLINE: its history is judged
+
+
+@verb(HARNESS, "a second driver process runs ops against a named eval worker (args: ops)",
+      deadline=_peer_deadline,
+      script=lambda op, w: ["# a second driver (a fresh interpreter) runs these ops against the",
+                            f"# named eval worker: {w.peer_ops(op)}",
+                            f"return _run_peer({w.peer_script(op)!r})"])
+def peer(ctx, op):
+    return ctx.run_peer(op)
+

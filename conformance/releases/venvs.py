@@ -1,0 +1,130 @@
+"""Cached virtual environments, one per (implementation package version, Ray
+version): what ``bisect`` and the release matrix run the suite in.
+
+An environment holds the suite's own test dependencies, torch as the main
+lock pins it, the package under test at one version and Ray at one version;
+everything else is left to the installer's resolver (a torchrl release
+accepts one tensordict minor, for instance), and what it chose is recorded
+in the environment's ``freeze.txt``. A finished environment has a stamp
+(``rlc-env.json``) and is reused as is; a half-built one (no stamp) is
+built again from scratch.
+
+The installer is uv where it is installed (``uv venv`` / ``uv pip``), else
+pip. torch comes from the lock's exact pin; where pip is configured with a
+``find-links`` directory (a machine with the CPU wheel on disk) uv is given
+the same directory, since uv does not read pip's configuration and would
+otherwise take PyPI's CUDA build.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: the suite's own dependencies besides torch, Ray and the package under
+#: test (gymnasium unpinned: RLlib pins its own)
+SUITE_REQUIREMENTS = ("pytest", "pytest-xdist", "pytest-timeout", "psutil", "py-spy",
+                      "gymnasium", "tensordict")
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("RLC_VENV_CACHE") or Path.home() / ".cache" / "rlc-venvs")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What one environment holds: ``package`` (a pip requirement name:
+    ``torchrl``, or ``ray[rllib]`` whose version is Ray's) at ``version``,
+    and Ray at ``ray``."""
+
+    package: str
+    version: str
+    ray: str
+
+    def __post_init__(self):
+        if self.package.split("[")[0] == "ray" and self.version != self.ray:
+            raise ValueError(f"{self.package} comes with Ray: its version is Ray's ({self.ray})")
+
+    @property
+    def name(self) -> str:
+        return f"{self.package.replace('[', '-').rstrip(']')}-{self.version}_ray-{self.ray}"
+
+    def requirements(self) -> list[str]:
+        pins = [f"{self.package}=={self.version}"]
+        if self.package.split("[")[0] != "ray":
+            pins.append(f"ray=={self.ray}")
+        return pins + list(SUITE_REQUIREMENTS)
+
+
+def torch_requirement() -> str:
+    """torch's exact pin from the main lock (a CPU build where the machine has one)."""
+    with open(REPO_ROOT / "ci" / "requirements.lock") as f:
+        for line in f:
+            if line.startswith("torch=="):
+                return line.strip()
+    return "torch"
+
+
+def _pip_find_links() -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"],
+                         capture_output=True, text=True)
+    return out.stdout.split() if out.returncode == 0 else []
+
+
+def installer() -> str:
+    """"uv" when it is on PATH or beside this interpreter, else "pip"."""
+    return "uv" if _uv() else "pip"
+
+
+def _uv() -> str | None:
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.exists() else shutil.which("uv")
+
+
+def _commands(path: Path, spec: EnvSpec, tool: str) -> list[list[str]]:
+    python = str(path / "bin" / "python")
+    if tool == "uv":
+        uv = _uv()
+        links = [a for d in _pip_find_links() for a in ("--find-links", d)]
+        return [[uv, "venv", "-q", "--python", sys.executable, str(path)],
+                [uv, "pip", "install", "-q", "--python", python, *links, torch_requirement()],
+                [uv, "pip", "install", "-q", "--python", python, *links,
+                 *spec.requirements()]]
+    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    return [[sys.executable, "-m", "venv", str(path)],
+            [*pip, torch_requirement()],
+            [*pip, *spec.requirements()]]
+
+
+def ensure(spec: EnvSpec, tool: str | None = None, log=print) -> Path:
+    """The environment's python, built first if it is not cached."""
+    path = cache_root() / spec.name
+    stamp = path / "rlc-env.json"
+    if stamp.exists():
+        return path / "bin" / "python"
+    if path.exists():
+        shutil.rmtree(path)  # half-built: start again
+    tool = tool or installer()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log(f"building {path} with {tool}: {' '.join(spec.requirements())}")
+    t0 = time.monotonic()
+    for cmd in _commands(path, spec, tool):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed (exit {done.returncode}):\n"
+                               f"{done.stderr[-3000:]}")
+    freeze = subprocess.run([str(path / "bin" / "python"), "-m", "pip", "freeze"]
+                            if tool == "pip" else
+                            [_uv(), "pip", "freeze", "--python", str(path / "bin" / "python")],
+                            capture_output=True, text=True, check=True).stdout
+    (path / "freeze.txt").write_text(freeze)
+    seconds = round(time.monotonic() - t0, 1)
+    stamp.write_text(json.dumps({**asdict(spec), "installer": tool, "seconds": seconds}))
+    log(f"built {path} in {seconds} s")
+    return path / "bin" / "python"

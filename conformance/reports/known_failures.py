@@ -1,0 +1,226 @@
+"""Known failures: the scenarios a fork expects to fail, each with the verdict
+(and, for a ``fail``, the failing oracles) it fails with, and why.
+
+The format follows array-api-tests' xfails files: one scenario a line, a
+``#`` and the reason after it; blank lines and lines starting with ``#`` are
+ignored. Between the id and the ``#``, the expected outcome, as ``compare``
+states a verdict::
+
+    double_close/local/user/buffer-twice  fail[teardown_never_raises]  # close() is not idempotent
+    killed/local/user/evaluator-hang>teardown  hang  # shutdown() waits for the eval forever
+    early_break/local/user/async-after-0  crash  flaky:2/3  # crash in 2 of 3 runs (measured)
+
+- ``fail[ORACLE,...]``: a ``fail`` with exactly these failing oracles;
+  ``crash``, ``hang``, ``setup-error``: that verdict (whichever oracles fail
+  beside ``no_crash``/``no_hang``, as ``compare`` does). ``error`` is never
+  expected: it is the harness's, not the implementation's.
+- ``varies:ORACLE,...``: oracles that fail in some runs and not in others
+  (a race the scenario does not control; measured, and said in the reason):
+  left out of both sides.
+- ``flaky:K/N``: the failure happens in K of N runs (measured, 0 < K < N):
+  a run that passes is expected too.
+
+Anything else the scenario does (another verdict, other oracles, an
+``error``) is a new failure. ``python -m conformance known-failures
+REPORT.json...`` writes such a file from reports (the rate of a flaky entry
+from several).
+
+A list of scenarios (``--scenarios-from``, ``compare --scenarios-from``,
+e.g. ``ci/torchrl-slice.txt``) is the same format, the outcome optional.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: the marker of oracles whose failure varies between runs of one scenario
+VARIES = "varies:"
+#: the marker of a flaky entry: ``flaky:K/N``, the failure in K of N runs
+FLAKY = "flaky:"
+#: the verdicts an entry may expect (never ``error``: the harness's)
+EXPECTABLE = ("fail", "crash", "hang", "setup-error")
+OUTCOME = re.compile(r"^(?P<verdict>[a-z-]+)(\[(?P<oracles>[\w,]*)\])?$")
+
+
+def verdict_cell(verdict: str, oracles=(), varies=frozenset()) -> str:
+    """A verdict as ``compare`` and the gate compare them: a ``fail`` with its
+    failing oracles (those that vary left out), any other verdict alone."""
+    if verdict == "fail":
+        return f"fail [{', '.join(sorted(set(oracles) - set(varies)))}]"
+    return verdict
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One known failure: the outcome a scenario is expected to have, and why."""
+
+    id: str
+    verdict: str
+    oracles: frozenset
+    reason: str
+    varies: frozenset = frozenset()
+    #: (K, N): the failure in K of N runs, measured
+    flaky: tuple | None = None
+
+    def cell(self) -> str:
+        return verdict_cell(self.verdict, self.oracles, self.varies)
+
+    def describe(self) -> str:
+        """``fail [a, b]`` or ``crash``, with the flaky rate if any."""
+        rate = f" in {self.flaky[0]} of {self.flaky[1]} runs" if self.flaky else ""
+        return self.cell() + rate
+
+    def line(self) -> str:
+        """The entry as a line of a known-failures file."""
+        outcome = (f"fail[{','.join(sorted(self.oracles))}]" if self.verdict == "fail"
+                   else self.verdict)
+        marks = [outcome]
+        if self.varies:
+            marks.append(VARIES + ",".join(sorted(self.varies)))
+        if self.flaky:
+            marks.append(f"{FLAKY}{self.flaky[0]}/{self.flaky[1]}")
+        return f"{self.id}  {'  '.join(marks)}  # {self.reason}"
+
+    def as_dict(self) -> dict:
+        """The report entry's ``expected``."""
+        return {"verdict": self.verdict, "oracles": sorted(self.oracles),
+                "varies": sorted(self.varies),
+                "flaky": list(self.flaky) if self.flaky else None, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, sid: str, d: dict) -> "Expected":
+        return cls(sid, d["verdict"], frozenset(d.get("oracles") or ()), d.get("reason", ""),
+                   frozenset(d.get("varies") or ()),
+                   tuple(d["flaky"]) if d.get("flaky") else None)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One entry line as written: the id, its marks and its reason."""
+
+    id: str
+    reason: str
+    outcome: tuple | None = None  # (verdict, oracles)
+    varies: frozenset = frozenset()
+    flaky: tuple | None = None
+
+
+def _outcome(mark: str, where: str):
+    m = OUTCOME.match(mark)
+    if m is None or m.group("verdict") not in EXPECTABLE + ("error", "pass", "skip"):
+        return None
+    verdict, oracles = m.group("verdict"), m.group("oracles")
+    if verdict == "error":
+        raise ValueError(f"{where}: 'error' cannot be expected: an error is the harness's "
+                         "(it could not observe the scenario), never a known failure of the "
+                         "implementation")
+    if verdict in ("pass", "skip"):
+        raise ValueError(f"{where}: {verdict!r} is not a failure; expect one of "
+                         f"{', '.join(EXPECTABLE)}")
+    if verdict == "fail":
+        names = frozenset(o for o in (oracles or "").split(",") if o)
+        if not names:
+            raise ValueError(f"{where}: a fail names its failing oracles: fail[ORACLE,...] "
+                             "(as the report's 'oracles' lists them)")
+        return verdict, names
+    if oracles is not None:
+        raise ValueError(f"{where}: {verdict} is compared by its verdict alone (the oracles "
+                         f"failing beside it vary between runs): write {verdict!r}")
+    return verdict, frozenset()
+
+
+def _flaky(mark: str, where: str) -> tuple:
+    m = re.fullmatch(r"(\d+)/(\d+)", mark[len(FLAKY):])
+    if m is None or not 0 < int(m.group(1)) < int(m.group(2)):
+        raise ValueError(f"{where}: {mark!r}: write flaky:K/N, the failure measured in K of N "
+                         "runs (0 < K < N)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def lines(text: str, source: str = "<known failures>"):
+    """Every entry line of ``text`` (:class:`Line`), checked."""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        head, sep, reason = line.partition("#")
+        sid, *marks = head.split()
+        reason, where = reason.strip(), f"{source}:{n}"
+        if not sep or not reason:
+            raise ValueError(f"{where}: {sid!r} has no '# reason'")
+        if sid.count("/") < 3:
+            raise ValueError(f"{where}: {sid!r} is not a scenario id "
+                             "(family/fixture/owner/variant)")
+        outcome, varies, flaky = None, frozenset(), None
+        for mark in marks:
+            if mark.startswith(VARIES) and mark != VARIES:
+                varies |= frozenset(o for o in mark[len(VARIES):].split(",") if o)
+            elif mark.startswith(FLAKY):
+                flaky = _flaky(mark, where)
+            elif outcome is None and (found := _outcome(mark, where)) is not None:
+                outcome = found
+            else:
+                raise ValueError(
+                    f"{where}: {mark!r} after {sid!r}: between an id and its '#' stand its "
+                    "expected outcome (fail[ORACLE,...], crash, hang or setup-error), "
+                    f"'{VARIES}ORACLE,...' and '{FLAKY}K/N'")
+        if flaky and outcome is None:
+            raise ValueError(f"{where}: a flaky entry states the failure it has in "
+                             f"{flaky[0]} of {flaky[1]} runs")
+        yield Line(sid, reason, outcome, varies, flaky)
+
+
+def parse(text: str, source: str = "<known failures>") -> dict[str, str]:
+    """``{scenario_id: reason}`` of a list of scenarios."""
+    return {e.id: e.reason for e in lines(text, source)}
+
+
+def varying(text: str, source: str = "<known failures>") -> dict[str, frozenset]:
+    """``{scenario_id: oracles}`` of the entries that declare ``varies:``: the
+    oracles that fail in some runs of the scenario and not in others
+    (measured), left out of a ``fail``'s oracles."""
+    return {e.id: e.varies for e in lines(text, source) if e.varies}
+
+
+def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]:
+    """``{scenario_id: Expected}`` of a known-failures file: each entry must
+    state its expected outcome, with failing oracles that exist."""
+    out = {}
+    for e in lines(text, source):
+        if e.outcome is None:
+            raise ValueError(
+                f"{source}: {e.id}: no expected outcome: write 'ID  fail[ORACLE,...]  # reason' "
+                "(or crash, hang, setup-error); python -m conformance known-failures REPORT.json "
+                "writes them from a report")
+        verdict, oracles = e.outcome
+        if e.id in out:
+            raise ValueError(f"{source}: {e.id} is listed twice")
+        out[e.id] = Expected(e.id, verdict, oracles, e.reason, e.varies, e.flaky)
+    unknown = unknown_oracles(o for x in out.values() for o in x.oracles | x.varies)
+    if unknown:
+        raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
+    return out
+
+
+def unknown_oracles(names) -> list[str]:
+    """The names that are no oracle of the suite (``setup`` is the verdict's)."""
+    from conformance.judge.oracles import ORACLES
+
+    return sorted(set(names) - set(ORACLES) - {"setup"})
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def load(path: str) -> dict[str, str]:
+    return parse(_read(path), path)
+
+
+def load_varying(path: str) -> dict[str, frozenset]:
+    return varying(_read(path), path)
+
+
+def load_expected(path: str) -> dict[str, Expected]:
+    return expected(_read(path), path)

@@ -1,0 +1,2 @@
+"""A failure reproduced outside the suite: the scenario shrunk, a standalone
+script, an issue body, checked alone."""

@@ -1,0 +1,556 @@
+"""A standalone reproduction script of one scenario, for a maintainer.
+
+    python -m conformance script SCENARIO_ID --impl NAME [-o FILE]
+
+The script runs the scenario's operations in order, in one plain Python
+process, without this project: it imports only ray, torch, tensordict,
+gymnasium and the implementation's own package. Each operation prints a line
+when it starts (so an abort inside Ray still names it) and one with its
+outcome (``ok`` / ``raised Type: message``) and duration; a few probes (the
+Ray session, the component's actor states) follow the operations that may
+change them. ``faulthandler.dump_traceback_later`` guards every operation
+and the interpreter exit with the suite's own deadlines: a hang dumps every
+thread's stack and ends the process with exit code 1.
+
+The script only executes; it never judges. The verdict stays with the suite
+(``python -m conformance repro``).
+
+Code per operation comes from two places:
+
+- the verb table (``conformance.ops.verbs``, ``Verb.script``) for the verbs that
+  need only Ray and the component's actor handles: ``kill`` (``ray.kill``,
+  SIGKILL of the actor's pid, ``os._exit`` or a sleep through
+  ``__ray_call__``, or armed to land inside the next op), ``ray_shutdown``,
+  ``ray_restart``, ``check_name``, ``drop`` and ``peer`` (a second driver: a
+  nested script run with the same Python);
+- the adapter (``Adapter.script_header``, ``script_actors``,
+  ``script_lines``) for construction, teardown and the component verbs,
+  written against the implementation's API exactly as the adapter calls it
+  (``conformance.adapters.snippets`` builds the common shapes).
+
+An operation the adapter does not support, or that a standalone script
+cannot do (removing a node of a cluster it does not own), is a comment and
+prints ``skipped``.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from types import SimpleNamespace
+
+from conformance.ops import verbs
+from conformance.adapter import Spec
+from conformance.catalog.build import requirements
+from conformance.ops.budgets import INIT_DEADLINE, exit_bound
+from conformance.ops.scenario import Op, Scenario
+from conformance.adapters.snippets import ACTOR_NAME, source_of
+from conformance.ops.targets import KINDS, actor_name, kind_of, variable, writes_into
+
+_NAME_SENTINEL = "\x00actor-name\x00"
+
+
+class ScriptError(ValueError):
+    """The adapter cannot write scripts."""
+
+
+# -- generic verbs -------------------------------------------------------------------
+
+class Writer:
+    """What a harness verb's script form (``Verb.script``) may ask of the script."""
+
+    def __init__(self, adapter, scenario: Scenario):
+        self.adapter, self.scenario = adapter, scenario
+
+    def actors(self, component: str) -> str:
+        """An expression: the actor handles of a component instance (its
+        op's lines bind the kind's variable to it: :func:`aliases`)."""
+        return self.adapter.script_actors(kind_of(component))
+
+    def variables(self) -> list[str]:
+        """Every component variable of the script: one per kind, then one
+        per further instance the scenario builds (``collector_2``)."""
+        return [*KINDS, *[variable(t) for t in self.scenario.components if t not in KINDS]]
+
+    @staticmethod
+    def actor_name(named) -> str:
+        """An expression: the name of a named eval worker (``named``: True
+        or a second name's suffix, as the construct op says)."""
+        return ACTOR_NAME if named in (True, None) else f"({ACTOR_NAME} + {'-' + named!r})"
+
+    def peer_ops(self, op: Op) -> str:
+        return self.scenario.peer_of(op).describe()
+
+    def peer_script(self, op: Op) -> str:
+        """The text of the second driver's own script."""
+        return generate(self.scenario.peer_of(op), self.adapter, impl_name=self.adapter.name,
+                        peer=True)
+
+
+def fixture_cpus(fixture: str, place: str | None) -> float:
+    """The CPUs of a node of the suite's fixtures (``construct(fill=...)``):
+    the local one's, or node ``place`` of the multinode fixture."""
+    from fixtures.clusters import LocalCluster, MultinodeCluster
+
+    if fixture == "local":
+        return float(LocalCluster().info()["init"]["num_cpus"])
+    return float(MultinodeCluster.NODE_ARGS[place]["num_cpus"])
+
+
+def unsupported_reason(op: Op, adapter, scenario: Scenario) -> str | None:
+    """Why the script cannot run ``op`` (None: it can)."""
+    optional = verbs.optional_feature_of(op)
+    missing = adapter.unsupported(requirements([op]) + ((optional,) if optional else ()))
+    if missing:
+        return f"{adapter.name} does not support {', '.join(missing)}"
+    return None
+
+
+def aliases(op: Op, scenario: Scenario) -> list[str]:
+    """Lines that bind the kinds' variables to the instances ``op`` works on
+    (``collector = collector_2``), local to its function: the adapter and the
+    verbs write their lines against the kinds' names. None for an op on the
+    first instances (their variables are the kinds')."""
+    bound = {}
+    if op.target is not None and op.verb != "construct":  # a construct assigns its own
+        bound[kind_of(op.target)] = op.target
+    into = writes_into(op) or (op.verb == "check_writes" and next(
+        (writes_into(o) for o in scenario.ops if o.verb == "construct" and o.target == op.target),
+        None))
+    if into:
+        bound["buffer"] = into
+    return [f"{variable(k)} = {variable(t)}  # this op's {t}" for k, t in bound.items() if k != t]
+
+
+def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | None:
+    """The op's body lines: the verb's own script form (``Verb.script``), or
+    the adapter's (``Adapter.script_lines``, given the op on its target's
+    kind). Raises ``NoScript``."""
+    form = verbs.VERBS[op.verb].script
+    if form is not None:
+        return aliases(op, scenario) + form(op, Writer(adapter, scenario))
+    op_spec = spec
+    if op.verb == "construct":
+        op_spec = verbs._spec_for(SimpleNamespace(
+            spec=spec, actor_name=_NAME_SENTINEL,
+            node_cpus=lambda place: fixture_cpus(scenario.fixture, place)), op)
+    kind = kind_of(op.target)
+    args = {**op.args, "buffer": True} if writes_into(op) else op.args
+    lines = adapter.script_lines(Op(op.verb, kind, args), op_spec)
+    if lines is None:
+        return None
+    named = op.args.get("named") or True
+    lines = [line.replace(repr(actor_name(_NAME_SENTINEL, named)), Writer.actor_name(named))
+             .replace(repr(_NAME_SENTINEL), ACTOR_NAME) for line in lines]
+    if op.verb == "construct":
+        fail = op.args.get("fail")
+        if fail:
+            lines.insert(0, f"# expected to fail clearly ({fail}) and leave no actor behind")
+        var = variable(op.target)
+        keep = [f"{var} = {kind}"] if var != kind else []
+        lines = ([f"global {var}"] + lines + keep
+                 + [f"return _record({op.target!r}, {adapter.script_actors(kind)})"])
+    return aliases(op, scenario) + lines
+
+
+# -- the script ------------------------------------------------------------------------
+
+RUNTIME = '''
+collector = buffer = evaluator = None  # the components, as the operations leave them
+ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
+_LAST_RAY = ["?"]
+_ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
+_ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
+_INTERRUPTS = []  # signals armed to reach this process inside the next operation
+
+
+class Unsupported(Exception):
+    """An operation this script does not run (see its comment)."""
+
+
+def _qualname(exc):
+    t = type(exc)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _record(component, handles):
+    ACTOR_IDS[component] = [h._actor_id.hex() for h in handles]
+    return f"{len(handles)} actor(s)"
+
+
+def _actor_pid(handle):
+    """The pid of an actor's worker process, from the GCS actor table."""
+    # Private on purpose: the public ray.util.state.get_actor asks the
+    # dashboard's API server, which a Ray started with include_dashboard=False
+    # (as here and in the suite) does not run: ServerUnavailable (measured,
+    # Ray 2.60, 2026-11-23). ray._private.state reads the GCS directly.
+    from ray._private import state
+
+    return state.actors(actor_id=handle._actor_id.hex())["Pid"]
+
+
+def _ray_session():
+    """The connected Ray runtime (GCS address/session/job), never starting one."""
+    identity = runtime_identity()
+    return "not initialized" if identity is None else "/".join(str(x) for x in identity)
+
+
+def _actor_states(settle=None):
+    """{component: [state, ...]} of the recorded actors; waits up to 5 s for the
+    actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous)."""
+    if not ray.is_initialized() or not ACTOR_IDS:
+        return None
+    from ray._private import state  # not ray.util.state: see _actor_pid
+
+    def states():
+        out = {}
+        for comp, ids in ACTOR_IDS.items():
+            row = []
+            for aid in ids:
+                try:
+                    row.append(state.actors(actor_id=aid).get("State", "unknown"))
+                except Exception as exc:  # noqa: BLE001
+                    row.append(f"unknown ({type(exc).__name__})")
+            out[comp] = row
+        return out
+
+    t0 = time.monotonic()
+    while True:
+        out = states()
+        live = [s for s in out.get(settle, []) if s in ("ALIVE", "PENDING_CREATION", "RESTARTING")]
+        if not live or time.monotonic() - t0 > 5.0:
+            return out
+        time.sleep(0.1)
+
+
+def _probe(settle=None, actors=True):
+    """Print the Ray session when it changed, and the recorded actors' states."""
+    session = _ray_session()
+    if session != _LAST_RAY[0]:
+        print(f"      ray: {session}", flush=True)
+        _LAST_RAY[0] = session
+    if not actors:
+        return
+    try:
+        states = _actor_states(settle)
+    except Exception as exc:  # noqa: BLE001
+        states = {"?": [f"{_qualname(exc)}: {exc}"]}
+    if states:
+        print("      actors: " + "  ".join(f"{c}={','.join(s) or '-'}" for c, s in states.items()),
+              flush=True)
+
+
+def _teardown(call, times=1, concurrent=1, thread="main"):
+    """``call()`` ``times`` times, each from ``concurrent`` threads at once or from
+    one other thread; prints every call, raises the first error."""
+    results = []
+
+    def one():
+        t0 = time.monotonic()
+        try:
+            call()
+            results.append((threading.current_thread().name, None, time.monotonic() - t0))
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too, in a thread
+            results.append((threading.current_thread().name, exc, time.monotonic() - t0))
+
+    in_thread = thread != "main" or concurrent > 1
+    for _ in range(times):
+        if not in_thread:
+            one()
+            continue
+        barrier = threading.Barrier(concurrent)
+
+        def run():
+            barrier.wait()
+            one()
+
+        threads = [threading.Thread(target=run, name=f"teardown-{k}", daemon=True)
+                   for k in range(concurrent)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for name, exc, took in results:
+        outcome = "ok" if exc is None else f"raised {_qualname(exc)}: {exc}"
+        print(f"      call in {name}: {outcome} ({took:.3f}s)", flush=True)
+    errors = [exc for _, exc, _ in results if exc is not None]
+    if errors:
+        raise errors[0]
+    return f"{len(results)} call(s)"
+
+
+def _run_peer(script):
+    """Run ``script`` (a second driver) against this driver's cluster."""
+    address = ray.get_runtime_context().gcs_address
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "--address", address, "--actor-name", ACTOR_NAME],
+        capture_output=True, text=True, timeout=230)
+    for line in (proc.stdout + proc.stderr[-3000:]).splitlines():
+        print(f"      peer| {line}", flush=True)
+    return f"second driver exited {proc.returncode}"
+
+
+def _send_signal(armed):
+    """An armed signal (the interrupt op), sent to this very process."""
+    armed['sent'] = time.monotonic()
+    os.kill(os.getpid(), armed['signal'])
+
+
+def _signal_outcome(exc):
+    """What the armed signal of this operation did (and whether the program
+    ends with ``exc``), or None: no signal of ours was sent."""
+    armed = next((a for a in _INTERRUPTS if a['sent'] is not None), None)
+    if armed is None:
+        return None, False
+    _INTERRUPTS.remove(armed)
+    took = time.monotonic() - armed['sent']
+    if exc is None:
+        return f"(a {signal.Signals(armed['signal']).name} was sent {took:.3f}s before it " \
+               "returned, and nothing was raised)", False
+    return f"interrupted: {_qualname(exc)} {took:.3f}s after the signal", armed['ends_program']
+
+
+def _step(i, name, fn, deadline, needs=None):
+    print(f"[{i}] {name} ...", flush=True)
+    if needs and globals().get(needs) is None:
+        print(f"[{i}] {name}: skipped (no {needs})", flush=True)
+        return
+    faulthandler.dump_traceback_later(deadline, exit=True)  # the hang guard
+    for timer in _ARMED:  # a kill armed by the previous op starts with this one
+        if timer.ident is None:
+            timer.start()
+    t0 = time.monotonic()
+    try:
+        result = fn()
+        outcome = "ok" + (f" -> {result}" if result is not None else "")
+        note, _ = _signal_outcome(None)
+        outcome += f" {note}" if note else ""
+    except (KeyboardInterrupt, SystemExit) as exc:  # a signal: Ctrl-C, or Ray's SIGTERM handler
+        outcome, ends = _signal_outcome(exc)
+        if outcome is None:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            outcome = f"raised {_qualname(exc)}: {str(exc)[:500]}"
+        elif ends:
+            print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s); the program ends "
+                  "with it", flush=True)
+            raise
+    except Unsupported as exc:
+        outcome = f"skipped (unsupported: {exc})"
+    except BaseException as exc:  # noqa: BLE001 - every outcome is printed
+        outcome = f"raised {_qualname(exc)}: {str(exc)[:500]}"
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s)", flush=True)
+'''
+
+def _fixture_init(scenario: Scenario) -> dict:
+    from fixtures.clusters import LocalCluster
+
+    return LocalCluster().info()["init"]
+
+
+def _docstring(scenario, adapter, impl_name, versions, peer) -> str:
+    fx = scenario.fixture
+    if fx == "local":
+        where = 'a private single-node Ray (address="local")'
+        run = "python THIS_SCRIPT.py"
+    else:
+        where = "the cluster given with --address"
+        run = "python THIS_SCRIPT.py --address HOST:PORT"
+    if scenario.owner == "user":
+        owner = "user: the script calls ray.init itself, the components find Ray running"
+    else:
+        owner = "impl: the script never calls ray.init, the implementation starts Ray"
+    cluster = ""
+    if fx == "multinode":
+        cluster = textwrap.dedent("""
+            The scenario places components with the custom resources node_a / node_b
+            (the suite's multinode fixture: a head and two 2-CPU nodes). A stand-in:
+              RAY_AUTH_MODE=disabled ray start --head --num-cpus 6 --include-dashboard=false \\
+                  --resources='{"node_a": 100, "node_b": 100}'
+              python THIS_SCRIPT.py --address 127.0.0.1:6379
+            """)
+    vers = ", ".join(f"{k} {v}" for k, v in versions.items())
+    ops = "\n".join(f"  [{i}] {op}" for i, op in enumerate(scenario.ops))
+    role = "the second driver of " if peer else ""
+    return (
+        f'r"""Standalone reproduction of {role}lifecycle conformance scenario\n'
+        f"{scenario.id} against {impl_name}.\n\n"
+        f"Generated by `python -m conformance script {scenario.id} --impl {impl_name}`\n"
+        f"(ray-lifecycle-conformance) with {vers}.\n"
+        "It needs only ray, torch, tensordict, gymnasium and the implementation's package"
+        + (", and the suite's clone on PYTHONPATH for its env\n"
+           f"{scenario.spec['env_id']!r} (a CartPole whose step sleeps: conformance/envs.py; "
+           "Ray workers import it too)" if str(scenario.spec.get("env_id", "")).startswith(
+               "conformance.") else "") + ".\n\n"
+        f"fixture: {fx}: {where}\nowner:   {owner}\n"
+        f"ops:\n{ops}\n{cluster}\n"
+        "Each operation prints '[i] op ...' when it starts and '[i] op: ok|raised Type: message\n"
+        "(duration)' when it returns. An operation past its deadline (the suite's) dumps\n"
+        "every thread's stack and exits 1: a hang. An abort inside Ray (\"Check failed\")\n"
+        "ends the process right after the start line of the operation that caused it.\n"
+        "The script executes; the verdict is the suite's: python -m conformance repro "
+        f"'{scenario.id}' --impl {impl_name}\n\n"
+        f"Run: {run}\n"
+        '"""'
+    )
+
+
+def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bool = False) -> str:
+    """The script's text."""
+    if not adapter.writes_scripts:
+        raise ScriptError(f"adapter {adapter.name!r} cannot write scripts: it does not "
+                          "implement script_header, script_actors and script_lines "
+                          "(conformance.adapter.Adapter)")
+    from conformance.reports.report import versions as report_versions
+
+    impl_name = impl_name or adapter.name
+    spec = Spec.for_scenario(scenario)
+    versions = {k: v for k, v in report_versions(adapter).items() if k != "python"}
+    out = [_docstring(scenario, adapter, impl_name, versions, peer), "",
+           "# As the suite runs (optional; remove to use your defaults): every Ray process",
+           "# on 127.0.0.1, no token authentication (Ray >= 2.60), no usage stats.",
+           "import os",
+           "",
+           'os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")',
+           'os.environ.setdefault("RAY_AUTH_MODE", "disabled")',
+           'os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")',
+           "",
+           "import argparse",
+           "import faulthandler",
+           "import gc",
+           "import signal",
+           "import subprocess",
+           "import sys",
+           "import threading",
+           "import time",
+           "",
+           "import ray",
+           ""]
+    out += adapter.script_header()
+    out += ["", "", f"NAMESPACE = {spec.namespace!r}",
+            "ACTOR_NAME = 'rlc-eval-{}'.format(os.getpid())  # set by --actor-name", ""]
+    from impl.runtime import runtime_identity  # the suite's and the reference's definition
+
+    out += ["", ""] + source_of(runtime_identity)
+    out += [""] + RUNTIME.strip("\n").splitlines()
+    more = Writer(adapter, scenario).variables()[len(KINDS):]
+    if more:
+        out += [f"{' = '.join(more)} = None  # the further instances of the components"]
+    out += ["", ""] + source_of(verbs._batch)
+    if any(op.verb == "in_ray_call" for op in scenario.ops):
+        from conformance.ops.threads import blocked_in_ray, inside_ray, ray_driver_thread
+
+        for helper in (ray_driver_thread, blocked_in_ray, inside_ray):
+            out += ["", ""] + source_of(helper)
+    if any(op.verb == "kill" and op.args.get("how") in verbs.IN_FLIGHT_HOWS for op in scenario.ops):
+        from conformance import envs
+
+        out += ["", "", f"FLAG_DIR = {envs.FLAG_DIR!r}", "", ""] + source_of(envs.process_key) \
+            + ["", ""] + source_of(envs.hang_flag)
+    table = []
+    for i, op in enumerate(scenario.ops):
+        out += ["", ""]
+        name = str(op)
+        why, lines = unsupported_reason(op, adapter, scenario), None
+        if not why:
+            try:
+                lines = op_lines(op, adapter, scenario, spec)
+            except verbs.NoScript as exc:
+                why = str(exc)
+        if lines is None and not why:
+            why = f"the {adapter.name} adapter has no script snippet for {op.verb}"
+        if why:
+            out += [f"def op_{i}():", f"    # {name}: unsupported: {why}",
+                    f"    raise Unsupported({why!r})"]
+        else:
+            out += [f"def op_{i}():", f"    # {name}"] + [f"    {line}" if line else ""
+                                                         for line in lines]
+        needs = variable(op.target) if (op.target and op.verb != "construct") else None
+        verb = verbs.VERBS[op.verb]
+        deadline = verbs.deadline_of(op, adapter, spec)
+        table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {verb.probes_actors}, "
+                     f"{(op.target if verb.settles else None)!r}),")
+    out += ["", "", "OPS = [  # (index, operation, function, deadline in s, needs, probe, settle)"]
+    out += table + ["]", ""]
+    out += _main_lines(scenario, adapter)
+    return "\n".join(out) + "\n"
+
+
+def _main_lines(scenario: Scenario, adapter) -> list[str]:
+    fx, owner = scenario.fixture, scenario.owner
+    init = _fixture_init(scenario)
+    need_address = fx != "local"
+    lines = ["", "def main(argv=None):",
+             "    global ACTOR_NAME, USER_INIT",
+             "    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])",
+             "    p.add_argument('--address', " + ("required=True, " if need_address else "")
+             + "help='the Ray cluster (GCS address)'" + ("" if need_address else
+                                                          ", default='local'") + ")",
+             "    p.add_argument('--actor-name', default=ACTOR_NAME, "
+             "help='name of the named eval worker')",
+             "    args = p.parse_args(argv)",
+             "    ACTOR_NAME = args.actor_name",
+             "    faulthandler.enable()",
+             "    # Where a plain ray.init() (the implementation's, or Ray's own auto-init on a",
+             "    # stale handle) goes, as in the suite: never to a stray cluster on this machine.",
+             "    os.environ['RAY_ADDRESS'] = args.address"]
+    if fx == "local":
+        kwargs = "".join(f", {k}={v!r}" for k, v in init.items() if k != "address")
+    else:
+        kwargs = ""
+    namespace = "" if scenario.spec.get("ray_init") == "bare" else ", namespace=NAMESPACE"
+    lines += ["    # how the user calls ray.init (at the start for owner=user, and to restart Ray)",
+              f"    USER_INIT = dict(address=args.address{kwargs}{namespace})"]
+    if owner == "user":
+        lines += ["    # owner=user: the user starts (or joins) Ray before building anything",
+                  f"    faulthandler.dump_traceback_later({INIT_DEADLINE}, exit=True)",
+                  "    ray.init(**USER_INIT)",
+                  "    faulthandler.cancel_dump_traceback_later()"]
+    else:
+        lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]
+    lines += ["    _probe()",
+              "    for i, name, fn, deadline, needs, probe, settle in OPS:",
+              "        _step(i, name, fn, deadline, needs)",
+              "        _probe(settle, actors=probe)",
+              "    print('all operations returned; the interpreter exits with the components as '",
+              "          'the operations left them', flush=True)",
+              "    # The exit guard: atexit handlers and finalizers run now; an exit that does",
+              "    # not finish within the bound is a hang.",
+              f"    faulthandler.dump_traceback_later({exit_bound(adapter)}, exit=True)"]
+    if owner == "user" and not scenario.tests_interpreter_exit:
+        lines += ["    if ray.is_initialized():  # the user who started Ray ends with it, as in the suite",
+                  "        ray.shutdown()"]
+    lines += ["    return 0",
+              "",
+              "",
+              "if __name__ == '__main__':",
+              "    sys.exit(main())"]
+    return lines
+
+
+def main(args) -> int:
+    from conformance import catalog
+    from conformance.adapters.registry import UsageError, load_adapter
+
+    try:
+        adapter = load_adapter(args.impl)
+        scenario = catalog.load(args.scenario_id)
+        text = generate(scenario, adapter, impl_name=args.impl)
+    except (UsageError, KeyError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    missing = adapter.unsupported(scenario.requires)
+    if missing:
+        print(f"note: {adapter.name} does not support {', '.join(missing)}: those operations "
+              "are comments in the script (the suite skips this scenario)", file=sys.stderr)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+        import os
+
+        os.chmod(args.out, 0o755)
+        print(f"script: {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,280 @@
+"""Findings written for the library's own tracker: one issue body per cause.
+
+    python -m conformance upstream ID --impl NAME [--report R.json] [--no-shrink] [-o FILE]
+    python -m conformance upstream --report R.json --impl NAME --out-dir DIR [--no-shrink]
+    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python
+
+A finding is a scenario that did not pass. Its body says, in the words a
+maintainer reads: the versions (library, Ray, Python, OS), the minimal
+standalone script (the scenario shrunk with ``conformance.repro.shrink``, then
+written by ``conformance.repro.script``: it needs no part of this project), what
+the contract expects against what happened (each failing rule's own
+statement, its oracle's docstring, beside what it saw), the evidence
+excerpt, and the command that reruns the scenario in the suite.
+
+With ``--out-dir DIR`` every finding of the report is grouped by cause and one
+body is written per cause (``DIR/NN-<slug>.md``, plus ``DIR/README.md``
+listing them); ``--check DIR`` runs each body's script alone in the given
+Python and reads its output for the finding (``conformance.repro.upstream_check``).
+Two findings share a cause when they have the same verdict
+and the same earliest violation once the op's position, ids, numbers and
+addresses are left out (``cause_of``): the same teardown raising the same
+error in 14 teardown orders is one issue upstream, its other scenarios
+listed in it. The body's scenario is the group's simplest: the ``local``
+fixture before ``multinode``, the user's Ray before the implementation's,
+then the fewest operations.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from dataclasses import dataclass, field
+
+from conformance.reports.summary import first_violation
+
+FIXTURE_ORDER = {"local": 0, "multinode": 1, "external": 2}
+OWNER_ORDER = {"user": 0, "impl": 1}
+BAD = ("fail", "crash", "hang", "setup-error")
+
+
+def cause_of(entry: dict) -> str:
+    """The cause of a finding: its verdict and its earliest violation with what
+    varies between runs and scenarios (op positions, ids, numbers, addresses,
+    paths) left out."""
+    text = first_violation(entry)
+    text = re.sub(r"\bop \d+ (?=\()", "", text)
+    text = re.sub(r"\bop \d+ of \d+", "op", text)
+    text = re.sub(r"\b\d{1,3}(\.\d{1,3}){3}(:\d+)?", "<addr>", text)
+    text = re.sub(r"/[\w./-]+", "<path>", text)
+    text = re.sub(r"\b[0-9a-f]{8,}\b", "<id>", text)
+    text = re.sub(r"\d+(\.\d+)?", "<n>", text)
+    return f"{entry['verdict']}: {' '.join(text.split())[:140]}"
+
+
+@dataclass
+class Cause:
+    key: str
+    entries: list = field(default_factory=list)
+
+    @property
+    def representative(self) -> dict:
+        """The simplest scenario of the group (see the module docstring)."""
+        return min(self.entries, key=lambda e: (
+            FIXTURE_ORDER.get(e.get("fixture"), 9), OWNER_ORDER.get(e.get("owner"), 9),
+            len(str(e.get("ops", "")).split(" ; ")), e["id"]))
+
+
+def causes(entries: list[dict]) -> list[Cause]:
+    """The findings (verdicts other than pass, skip and the harness's error)
+    grouped by ``cause_of``, the largest group first."""
+    groups: dict[str, Cause] = {}
+    for e in entries:
+        if e["verdict"] in BAD:
+            groups.setdefault(cause_of(e), Cause(cause_of(e))).entries.append(e)
+    return sorted(groups.values(), key=lambda c: (-len(c.entries), c.key))
+
+
+def contract_of(oracle: str) -> str:
+    """What the rule ``oracle`` says, in the contract's words: its docstring's
+    first paragraph."""
+    from conformance.judge.oracles import ORACLES
+
+    if oracle == "setup":
+        return "A constructor the scenario expects to work builds the component."
+    doc = (ORACLES.get(oracle).__doc__ or "") if oracle in ORACLES else ""
+    para = doc.strip().split("\n\n")[0]
+    return " ".join(para.split()) or f"The suite's rule `{oracle}` holds."
+
+
+def environment(doc_versions: dict) -> list[str]:
+    """The versions table's rows: the report's (library, Ray, torch, ...) and
+    where it ran."""
+    rows = [f"| {k} | {v} |" for k, v in sorted(doc_versions.items()) if k != "python"]
+    rows.append(f"| Python | {doc_versions.get('python') or platform.python_version()} |")
+    rows.append(f"| OS | {platform.system()} {platform.release()} ({platform.machine()}) |")
+    return ["| | version |", "| --- | --- |", *rows]
+
+
+def _fence(text: str, lang: str = "") -> list[str]:
+    ticks = "````" if "```" in text else "```"
+    return [f"{ticks}{lang}", text.rstrip("\n"), ticks]
+
+
+def title(cause: Cause, impl: str, doc_versions: dict) -> str:
+    entry = cause.representative
+    version = doc_versions.get(impl.split(":")[-1]) or doc_versions.get("ray", "")
+    words = re.sub(r"^\[\w+\] ", "", first_violation(entry))
+    words = re.sub(r"\bop \d+ \((\w+) ?([\w.]*)\)", lambda m: f"{m.group(1)} {m.group(2)}".strip(),
+                   words)
+    return f"{impl} {version}: {words[:150]}".strip()
+
+
+def body(cause: Cause, impl: str, doc_versions: dict, script_text: str | None,
+         shrunk: str | None) -> str:
+    """The Markdown issue body of one cause."""
+    entry = cause.representative
+    ev = entry.get("evidence") or {}
+    out = [f"# {title(cause, impl, doc_versions)}", "",
+           f"Found by the Ray lifecycle conformance suite: scenario `{entry['id']}` "
+           f"ends `{entry['verdict']}`"
+           + (f" (and {len(cause.entries) - 1} other scenario(s) with the same cause, listed "
+              "below)." if len(cause.entries) > 1 else "."), "",
+           "## Versions", "", *environment(doc_versions), "",
+           "## Steps to reproduce", "",
+           f"The scenario's operations: `{entry.get('ops', '')}`.", ""]
+    if shrunk:
+        out += [f"Shrunk to the operations that still fail the same way: `{shrunk}`.", ""]
+    if script_text:
+        out += ["A standalone script (Ray, torch, tensordict, gymnasium and the library only); "
+                "each operation prints its outcome, and a hang dumps every thread's stack:", "",
+                "<details><summary>repro.py</summary>", "", *_fence(script_text, "python"), "",
+                "</details>", ""]
+    out += ["## Expected and observed", ""]
+    violations = ev.get("violations") or {}
+    for oracle in entry.get("oracles") or list(violations):
+        out += [f"- **Expected** (`{oracle}`): {contract_of(oracle)}",
+                "  **Observed**:"] + [f"  - {m}" for m in (violations.get(oracle) or [])[:5]]
+    out += ["", "## Evidence", "", "What the suite recorded, operation by operation:", "",
+            *_fence("\n".join(ev.get("history") or []))]
+    if ev.get("stack_dump"):
+        out += ["", "Stack dump at the deadline:", "", *_fence(ev["stack_dump"][-4000:])]
+    stderr = (ev.get("stderr_tail") or "").strip()
+    if stderr:
+        out += ["", "The driver's stderr (tail):", "", *_fence(stderr[-2500:])]
+    out += ["", "## Rerun in the suite", "", *_fence(entry.get("repro", ""), "bash")]
+    if len(cause.entries) > 1:
+        out += ["", "## Same cause in", ""] + [
+            f"- `{e['id']}` ({e['verdict']}: {', '.join(e.get('oracles') or [])})"
+            for e in sorted(cause.entries, key=lambda e: e["id"]) if e is not entry]
+    from conformance.repro.upstream_check import marker
+
+    out += ["", marker(entry)]  # what `upstream --check` looks for in the script's output
+    return "\n".join(out) + "\n"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
+
+
+def _script_for(scenario, adapter, impl: str) -> str | None:
+    from conformance.repro.script import ScriptError, generate
+
+    try:
+        return generate(scenario, adapter, impl_name=impl)
+    except ScriptError:
+        return None
+
+
+def _minimal(entry: dict, impl: str, adapter, shrink: bool, log):
+    """The scenario of ``entry``, shrunk when asked (a run per candidate), and
+    its ops as text when shrinking removed any."""
+    from conformance import catalog
+
+    scenario = catalog.find(entry["id"])
+    if not shrink:
+        return scenario, None
+    from conformance.repro.shrink import shrink_against
+
+    log(f"shrinking {entry['id']} against {impl}")
+    found = shrink_against(scenario, impl, adapter, log)
+    if found.first["verdict"] != entry["verdict"] or len(found.small.ops) == len(scenario.ops):
+        return scenario, None  # it did not fail the same way again: keep it whole
+    return found.small, found.small.describe()
+
+
+def write_all(doc: dict, impl: str, adapter, out_dir: str, shrink: bool, log=print) -> list[str]:
+    """One body per cause of the report ``doc`` into ``out_dir``, and its index."""
+    os.makedirs(out_dir, exist_ok=True)
+    written, index = [], ["# Findings to file upstream", "",
+                          f"Generated by `python -m conformance upstream --report ... --impl "
+                          f"{impl} --out-dir ...` from the report of {doc.get('generated', '?')}; "
+                          "one issue body per cause (findings with the same verdict and the "
+                          "same earliest violation are one cause). Never edited by hand.", "",
+                          "| # | cause | scenarios | body |", "| --- | --- | ---: | --- |"]
+    for n, cause in enumerate(causes(doc["scenarios"]), 1):
+        entry = cause.representative
+        scenario, shrunk = _minimal(entry, impl, adapter, shrink, log)
+        text = body(cause, impl, doc.get("versions") or {}, _script_for(scenario, adapter, impl),
+                    shrunk)
+        name = f"{n:02d}-{_slug(cause.key)}.md"
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write(text)
+        written.append(name)
+        index.append(f"| {n} | {cause.key.replace('|', '/')} | {len(cause.entries)} | "
+                     f"[{name}]({name}) |")
+    with open(os.path.join(out_dir, "README.md"), "w") as f:
+        f.write("\n".join(index) + "\n")
+    return written
+
+
+def main(args) -> int:
+    from conformance.reports import report
+    from conformance.adapters.registry import UsageError, load_adapter
+
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        adapter = load_adapter(args.impl)
+        doc = report.load(args.report) if args.report else None
+    except (UsageError, OSError, ValueError, KeyError) as exc:
+        print(f"upstream: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        from conformance.repro.upstream_check import check_dir
+
+        missed = check_dir(args.check, args.python, log)
+        print(f"upstream --check: {missed} body(ies) whose script did not show the finding; "
+              f"{os.path.join(args.check, 'CHECKED.md')}")
+        return 1 if missed else 0
+    if args.out_dir:
+        if doc is None or args.scenario_id:
+            print("upstream: --out-dir DIR writes every cause of --report R.json (no ID)",
+                  file=sys.stderr)
+            return 2
+        names = write_all(doc, args.impl, adapter, args.out_dir, not args.no_shrink, log)
+        print(f"upstream: {len(names)} issue bodies in {args.out_dir}")
+        return 0
+    if not args.scenario_id:
+        print("upstream: name a scenario ID, or --report R.json --out-dir DIR", file=sys.stderr)
+        return 2
+    if doc is not None:
+        entry = next((e for e in doc["scenarios"] if e["id"] == args.scenario_id), None)
+        if entry is None:
+            print(f"upstream: {args.scenario_id} is not in {args.report}", file=sys.stderr)
+            return 2
+        versions = doc.get("versions") or {}
+    else:
+        entry, versions = _run(args.scenario_id, args.impl, adapter)
+    if entry["verdict"] not in BAD:
+        print(f"upstream: {args.scenario_id} is {entry['verdict']} against {args.impl}: "
+              "no finding to write", file=sys.stderr)
+        return 1
+    scenario, shrunk = _minimal(entry, args.impl, adapter, not args.no_shrink, log)
+    text = body(Cause(cause_of(entry), [entry]), args.impl, versions,
+                _script_for(scenario, adapter, args.impl), shrunk)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _run(scenario_id: str, impl: str, adapter) -> tuple[dict, dict]:
+    """One run of the scenario now: its entry and the versions it ran with."""
+    import tempfile
+
+    from conformance import catalog
+    from conformance.run.execute import run_scenario
+    from conformance.run.execute import preload_modules
+    from conformance.reports.report import versions
+    from fixtures.session import SessionResources
+
+    session = SessionResources(preload=preload_modules(adapter))
+    try:
+        with tempfile.TemporaryDirectory(prefix="rlc-upstream-") as workdir:
+            entry = run_scenario(catalog.find(scenario_id), impl, adapter, session, workdir)
+    finally:
+        session.close()
+    return entry, versions(adapter)
