@@ -44,7 +44,8 @@ EXIT = "=== rlc-job: exit "
 #: where the entrypoint writes the report, in the job's working_dir
 REPORT_IN_JOB = os.path.join("reports", "job-conformance.json")
 #: not uploaded with the clone: environments, history, reports, caches
-EXCLUDES = [".venv", ".venv-*", ".git", "reports", "__pycache__", "*.pyc", ".pytest_cache"]
+# gitignore-style (Ray): "/reports" is the clone's reports/ only, not conformance/reports/
+EXCLUDES = [".venv", ".venv-*", ".git", "/reports", "__pycache__", "*.pyc", ".pytest_cache"]
 #: options the job sets itself
 SET_BY_THE_JOB = ("--ray-fixture", "--ray-address", "--conformance-report")
 #: options naming a file, which the job reads from its working_dir
