@@ -37,7 +37,7 @@ def _dead_after_teardown(adapter, component, obj, handles):
 
 def test_features_components_and_catalog(adapter):
     assert adapter.features == {"sync", "async", "evaluator", "ready_timeout", "actor_options",
-                                "endless"}
+                                "endless", "instances"}
     assert adapter.components == ("collector", "evaluator")
     assert adapter.package == "ray[rllib]"
     assert adapter.versions() == {"ray": version("ray"), "gymnasium": version("gymnasium"),
