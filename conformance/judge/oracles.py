@@ -446,6 +446,9 @@ def _op(r: dict):
 # -- teardown rules --------------------------------------------------------------
 
 def teardown_never_raises(run: Run) -> list[Finding]:
+    """Every teardown call (shutdown() or close()), whatever the order, the
+    number of calls, the thread or what happened to the actors before,
+    returns without raising."""
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
@@ -459,6 +462,8 @@ def teardown_never_raises(run: Run) -> list[Finding]:
 
 
 def teardown_within_bound(run: Run) -> list[Finding]:
+    """Every teardown call returns within the implementation's teardown
+    bound (plus a small slack), also when its actors hang or are dead."""
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
@@ -781,6 +786,9 @@ def data_kept(run: Run) -> list[Finding]:
 
 
 def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
+    """A collector iterated to its total_frames shuts its actors down by
+    itself: the iteration ends without raising and its actors are dead
+    after it (a later teardown is then a no-op)."""
     out = []
     for r in run.op_records("exhaust"):
         if r["status"] != "ok":
@@ -1084,6 +1092,10 @@ def owned_runtime_ended(run: Run) -> list[Finding]:
 # -- use after close, liveness, construction -------------------------------------
 
 def use_after_close_clear_error(run: Run) -> list[Finding]:
+    """A call after teardown raises, within the teardown bound, an error
+    that says the component is closed (its declared closed error, or one
+    whose message says closed, shut down, terminated, no longer or not
+    running), never succeeds and never raises a generic error."""
     out = []
     for r in run.op_records("use"):
         what = f"{r['op']['args']['call']}() after teardown"
