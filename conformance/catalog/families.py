@@ -14,40 +14,20 @@ import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
     LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, warm_up
+from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS
 from conformance.ops.scenario import Scenario
-
-
-#: quick scenarios gated on the multinode fixture only: on local each adds a
-#: runtime start (3-4 s, measured) and catches nothing its multinode twin
-#: does not (no regression variant's catch, not in the torchrl CI slice);
-#: ``family/owner/variant`` (the variant before a component subset marks it)
-# (order/impl/collector(shutdown_ray)>evaluator>buffer runs on local too: there
-# the runtime the implementation started is local, and its processes left
-# after the last teardown are what owned_runtime_ended reads: the catch of
-# regression:deferred-shutdown-forgotten on that fixture)
-QUICK_ON_MULTINODE_ONLY = frozenset({
-    "order/impl/collector>ray>buffer>evaluator",
-    "killed/user/evaluator-never-scheduled>teardown",
-    "killed/user/collector-sigkill>teardown",
-    "killed/impl/buffer-exit>ray>teardown",
-    "background/impl/buffer-closed-under-thread",
-    "construction_failure/user/collector-infeasible",
-    "early_break/impl/drop-and-exit",
-    "background/impl/long-batch>buffer>collector(shutdown_ray)",
-})
 
 
 def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
          spec=None, seed=None, built=None):
     """A scenario. ``quick``: in the CI gate for the ``user`` owner; the
     ``impl`` owner joins it only where ownership is the point (``impl_quick``);
-    on the multinode fixture only for those in ``QUICK_ON_MULTINODE_ONLY``.
+    on the local fixture only for the slots ``quick_slots.QUICK_ON_LOCAL`` lists.
     ``built``: the components a scenario written for all of them was built
     with (its variant then names those left out)."""
     ops = tuple(ops)
-    quick = quick and (owner == "user" or impl_quick) and not (
-        fixture == "local" and f"{family}/{owner}/{variant}" in QUICK_ON_MULTINODE_ONLY)
+    quick = quick and (owner == "user" or impl_quick) and quick_on(fixture, family, owner, variant)
     if built is not None:
         variant = subset_variant(variant, built)
     return Scenario(

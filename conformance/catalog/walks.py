@@ -12,6 +12,7 @@ import random
 
 from conformance.catalog.build import ALL, components_of, place_args, requirements, \
     subset_variant
+from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS as ALL_KILL_HOWS
 from conformance.ops.scenario import Op, Scenario
 
@@ -118,7 +119,8 @@ def walk(seed: int, fixture: str, owner: str, quick: bool = False, comps=ALL) ->
 
 def walks(fixture: str, owner: str, comps=ALL):
     for seed in FULL_SEEDS:
-        yield walk(seed, fixture, owner, quick=(seed in QUICK_SEEDS and owner == "user"),
+        yield walk(seed, fixture, owner, quick=(seed in QUICK_SEEDS and owner == "user" and
+                                                quick_on(fixture, "walk", owner, f"seed-{seed}")),
                    comps=comps)
 
 
@@ -128,5 +130,6 @@ def walk_from_id(scenario_id: str) -> Scenario | None:
     if len(parts) != 4 or parts[0] != "walk" or not parts[3].startswith("seed-"):
         return None
     seed = int(parts[3][len("seed-"):].split("~")[0])
-    return walk(seed, parts[1], parts[2], quick=seed in QUICK_SEEDS,
+    return walk(seed, parts[1], parts[2],
+                quick=seed in QUICK_SEEDS and quick_on(parts[1], "walk", parts[2], f"seed-{seed}"),
                 comps=components_of(parts[3]))

@@ -42,8 +42,9 @@ def test_features_components_and_catalog(adapter):
     assert adapter.versions() == {"tianshou": version("tianshou"), "numpy": version("numpy")}
     quick = catalog.scenarios(("local", "multinode"), "quick", components=adapter.components)
     ids = {s.id for s in quick}
-    assert "order/local/user/ray>collector~no-buffer-evaluator" in ids
-    assert "use_after_close/local/user/collector" in ids
+    assert "order/multinode/user/ray>collector~no-buffer-evaluator" in ids
+    assert "use_after_close/multinode/user/collector" in ids
+    assert "construction_failure/local/impl/collector-one_unknown_env" in ids
     # a sweep's second generation is collector.2: still a collector
     assert {kind_of(op.target) for s in quick for op in s.ops if op.target} == {"collector"}
     skipped = {s.id: adapter.unsupported(s.requires) for s in quick if adapter.unsupported(s.requires)}
@@ -51,10 +52,9 @@ def test_features_components_and_catalog(adapter):
         "construction_failure/multinode/user/collector-infeasible": ["actor_options"],
         "killed/multinode/user/collector-remove_node>teardown~no-buffer-evaluator": ["actor_options"],
         # a sweep's impl-owned generation asks shutdown_ray=True, which RayVectorEnv lacks
-        "sweep/local/impl/impl-then-user": ["shutdown_ray"],
         "sweep/multinode/impl/impl-then-user": ["shutdown_ray"],
     }
-    assert len(quick) == 51
+    assert len(quick) == 29
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

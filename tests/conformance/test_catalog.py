@@ -4,6 +4,8 @@ import subprocess
 import sys
 
 from conformance import catalog
+from conformance.catalog.build import ALL
+from conformance.catalog.quick_slots import QUICK_ON_LOCAL, quick_on
 from conformance.catalog.walks import generate, walk_from_id
 from conformance.repro.shrink import shrink
 from conformance.ops.scenario import Op, Scenario
@@ -15,10 +17,22 @@ def test_every_scenario_round_trips_through_json_with_a_stable_id():
         assert again == s and again.id == s.id
 
 
-def test_quick_profile_has_every_family_on_both_fixtures():
+def test_quick_profile_has_every_family_on_multinode_and_its_listed_local_slots():
     counts = catalog.counts()["quick"]
     assert set(counts) == set(catalog.FAMILIES)
-    assert all(c.get("local") and c.get("multinode") for c in counts.values()), counts
+    assert all(c.get("multinode") for c in counts.values()), counts
+    local = catalog.scenarios(("local",), "quick")
+    keys = {f"{s.family}/{s.owner}/{s.variant.split('~')[0]}" for s in local}
+    assert keys == set(QUICK_ON_LOCAL), set(QUICK_ON_LOCAL) ^ keys  # no stale slot
+    assert {s.owner for s in local} == {"user", "impl"}
+    assert {kind for s in local for kind in s.kinds} == set(ALL)
+
+
+def test_a_local_slot_needs_the_family_to_mark_the_scenario_quick():
+    assert quick_on("multinode", "restart", "user", "buffer>collector>evaluator")
+    assert not quick_on("local", "restart", "user", "buffer>collector>evaluator")
+    assert quick_on("local", "named", "user", "peer-then-owner")
+    assert catalog.find("restart/local/user/buffer>collector>evaluator").profiles == ("full",)
 
 
 def test_order_family_has_all_24_permutations_per_fixture_and_owner():
@@ -106,9 +120,9 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                           "defaults", "walk", "signals", "sweep"}
     for s in subset:
         assert catalog.find(s.id) == s
-    quick_ids = {s.id for s in catalog.scenarios(("local",), "quick", components=two)}
-    assert "order/local/user/ray>collector>buffer~no-evaluator" in quick_ids
-    assert "named/local/user/peer-then-owner" not in quick_ids
+    quick_ids = {s.id for s in catalog.scenarios(("multinode",), "quick", components=two)}
+    assert "order/multinode/user/ray>collector>buffer~no-evaluator" in quick_ids
+    assert "named/multinode/user/peer-then-owner" not in quick_ids
 
 
 def test_races_put_the_call_in_flight_on_purpose_with_the_slow_env():
