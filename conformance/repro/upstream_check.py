@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from conformance.judge import findings
 from conformance.judge.oracles import LIVE_STATES
 from conformance.reports.summary import findings_of
+from conformance.repro.upstream import BODY_NAME
 
 MARK = "<!-- rlc-finding "
 #: a script's line for a Ray runtime the probes did not see (Ray's own log, on stderr)
@@ -340,7 +341,7 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
 def check_dir(out_dir: str, python: str, log=print) -> int:
     """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown."""
     rows, missed = [], 0
-    for name in sorted(n for n in os.listdir(out_dir) if re.match(r"\d\d-.*\.md$", n)):
+    for name in sorted(n for n in os.listdir(out_dir) if BODY_NAME.match(n)):
         try:
             finding, trace, seconds = run_body(os.path.join(out_dir, name), python)
             ok, why = shows(finding, trace)

@@ -91,3 +91,17 @@ def test_a_trace_shows_a_raise_a_new_session_and_a_hang_at_the_op():
     assert shows({"oracle": "threads_joined", "op": "teardown buffer", "verdict": "fail",
                   "text": "op 2 (teardown buffer): thread x still running"},
                  trace)[0] is None  # nothing in the output to read: never "shown"
+
+
+def test_a_new_run_leaves_no_stale_body_behind(tmp_path):
+    """A cause renamed or merged (#7: grouping by the earliest op) must not
+    leave its old body for ``--check`` to run; hand-written notes stay."""
+    (tmp_path / "03-fail-clean-stderr-stderr-traceback.md").write_text("old body\n")
+    (tmp_path / "NOTES.md").write_text("read before filing\n")
+    adapter = regressions.make("stale-handle-restarts-ray")
+    doc = {"generated": "now", "versions": {"ray": "2.60.0"}, "scenarios": [RESTART_B]}
+    written = upstream.write_all(doc, adapter.name, adapter, str(tmp_path), shrink=False,
+                                 log=lambda line: None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [*written, "NOTES.md", "README.md"])
+    assert written == ["01-fail-no-ray-restart-teardown-buffer-started-a-ray-runtime-ad.md"]
