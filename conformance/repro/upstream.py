@@ -2,7 +2,8 @@
 
     python -m conformance upstream ID --impl NAME [--report R.json] [--no-shrink] [-o FILE]
     python -m conformance upstream --report R.json --impl NAME --out-dir DIR [--no-shrink]
-    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python
+    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python [--save-outputs D]
+    python -m conformance upstream --check DIR --from-outputs D
 
 A finding is a scenario that did not pass. Its body says, in the words a
 maintainer reads: the versions (library, Ray, Python, OS), the minimal
@@ -230,7 +231,8 @@ def main(args) -> int:
     if args.check:
         from conformance.repro.upstream_check import check_dir
 
-        missed = check_dir(args.check, args.python, log)
+        missed = check_dir(args.check, args.python, log, save=args.save_outputs,
+                           replay=args.from_outputs)
         print(f"upstream --check: {missed} body(ies) whose script did not show the finding; "
               f"{os.path.join(args.check, 'CHECKED.md')}")
         return 1 if missed else 0

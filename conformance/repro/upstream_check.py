@@ -1,6 +1,7 @@
 """Does an issue body's standalone script show its defect when run alone?
 
-    python -m conformance upstream --check DIR --python /path/to/release-venv/bin/python
+    python -m conformance upstream --check DIR --python /path/to/release-venv/bin/python [--save-outputs D]
+    python -m conformance upstream --check DIR --from-outputs D
 
 Each body of ``DIR`` (written by ``python -m conformance upstream --out-dir``)
 carries its script and, in a comment block at its end, the finding it is
@@ -16,7 +17,9 @@ Ray's log, a runtime started and ended within it), or none left; the
 actors of the component the finding names still alive, or ended; another
 batch count than the one asked for; a traceback printed. A finding about a
 second driver's op (``peer``) is read in that driver's printed trace.
-``DIR/CHECKED.md`` lists the outcome of every body.
+``DIR/CHECKED.md`` lists the outcome of every body. ``--save-outputs D``
+keeps each script's output (``D/<body>.json``); ``--from-outputs D`` reads
+them again instead of running the scripts.
 
 A finding with nothing in the printed trace to read (the harness judged it
 from what only the suite records: threads, resources, processes after the
@@ -312,22 +315,27 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     return False, f"{where}: {runs[0][0][:200]}; the finding: {m.group(0)}"
 
 
-def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
-    """Run the script of the body at ``path`` alone; its finding and trace."""
+def read_body(path: str) -> tuple[dict, str]:
+    """The finding (its marker) and the script of the body at ``path``."""
     with open(path) as f:
         text = f.read()
     script = re.search(r"```python\n(.*?)\n```", text, re.S)
     found = re.search(re.escape(MARK) + r"(.*?) -->", text)
     if not script or not found:
         raise ValueError(f"{path}: no script or no finding marker")
-    finding = json.loads(found.group(1))
-    if "p.add_argument('--address', required=True" in script.group(1):
+    return json.loads(found.group(1)), script.group(1)
+
+
+def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
+    """Run the script of the body at ``path`` alone; its finding and trace."""
+    finding, script = read_body(path)
+    if "p.add_argument('--address', required=True" in script:
         raise NeedsCluster(f"{finding['id']}: its script needs a cluster (--address)")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     with tempfile.TemporaryDirectory(prefix="rlc-upstream-check-") as scratch:
         env["RAY_TMPDIR"] = scratch
         with open(os.path.join(scratch, "repro.py"), "w") as f:
-            f.write(script.group(1) + "\n")
+            f.write(script + "\n")
         t0 = time.monotonic()
         try:
             done = subprocess.run([python, "repro.py"], cwd=scratch, env=env, timeout=timeout,
@@ -338,26 +346,67 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
     return finding, trace, time.monotonic() - t0
 
 
-def check_dir(out_dir: str, python: str, log=print) -> int:
-    """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown."""
+def _output_path(folder: str, body: str) -> str:
+    return os.path.join(folder, body[:-len(".md")] + ".json")
+
+
+def save_output(folder: str, body: str, trace: Trace, seconds: float) -> None:
+    """Keep what the script of ``body`` printed (``--save-outputs``), so that a
+    later reading (a fixed ``shows``) needs no rerun: ``--from-outputs``."""
+    os.makedirs(folder, exist_ok=True)
+    with open(_output_path(folder, body), "w") as f:
+        json.dump({"stdout": trace.stdout, "stderr": trace.stderr,
+                   "returncode": trace.returncode, "seconds": round(seconds, 1)}, f, indent=1)
+
+
+def load_output(folder: str, body: str) -> tuple[Trace, float]:
+    """What ``save_output`` kept of ``body``'s script; FileNotFoundError if none."""
+    with open(_output_path(folder, body)) as f:
+        kept = json.load(f)
+    return Trace(kept["stdout"], kept["stderr"], kept["returncode"]), kept.get("seconds", 0.0)
+
+
+def _check_one(path: str, python: str, save: str | None, replay: str | None):
+    """(the finding's verdict, why, seconds) of the body at ``path``: its script
+    run now, or its output as saved in ``replay``."""
+    name = os.path.basename(path)
+    try:
+        if replay:
+            finding = read_body(path)[0]
+            try:
+                trace, seconds = load_output(replay, name)
+            except FileNotFoundError:
+                return None, f"no saved output in {replay}", 0.0
+        else:
+            finding, trace, seconds = run_body(path, python)
+            if save:
+                save_output(save, name, trace, seconds)
+        return (*shows(finding, trace), seconds)
+    except NeedsCluster as exc:
+        return None, str(exc), 0.0
+    except (OSError, ValueError) as exc:
+        return False, str(exc), 0.0
+
+
+def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
+              replay: str | None = None) -> int:
+    """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown.
+    ``save``: a folder to keep each script's output in; ``replay``: read the
+    outputs kept there instead of running the scripts."""
     rows, missed = [], 0
     for name in sorted(n for n in os.listdir(out_dir) if BODY_NAME.match(n)):
-        try:
-            finding, trace, seconds = run_body(os.path.join(out_dir, name), python)
-            ok, why = shows(finding, trace)
-        except NeedsCluster as exc:
-            ok, why, seconds = None, str(exc), 0.0
-        except (OSError, ValueError) as exc:
-            ok, why, seconds = False, str(exc), 0.0
+        ok, why, seconds = _check_one(os.path.join(out_dir, name), python, save, replay)
         missed += ok is False
         mark = {True: "shown", False: "NOT shown", None: "not checked"}[ok]
         log(f"{name}: {mark}: {why}")
         rows.append(f"| [{name}]({name}) | {mark} | {why.replace('|', '/')} | {seconds:.0f} s |")
+    how = (f"--from-outputs {replay}`: the outputs saved there, read again"
+           if replay else f"--python PY` with `{python}`")
     with open(os.path.join(out_dir, "CHECKED.md"), "w") as f:
         f.write("\n".join([
             "# Each body's script, run alone", "",
-            f"Generated by `python -m conformance upstream --check DIR --python PY` with "
-            f"`{python}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): each script in "
+            f"Generated by `python -m conformance upstream --check DIR {how} "
+            f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): each script in "
             "a scratch directory, without this project on its path, its output read for the "
             "finding at the operation the suite saw it first "
             "(`conformance/repro/upstream_check.py`).", "",

@@ -351,3 +351,33 @@ def test_tianshou_01_and_03_one_defect_is_one_body():
     assert len(found) == 1 and len(found[0].entries) == 2
     assert found[0].key == ("fail: [own_actors_dead_after_teardown] (teardown collector): actor "
                             "<id> still ALIVE after teardown")
+
+
+# -- the outputs kept, and read again without a rerun ----------------------------------
+
+def test_a_kept_output_is_read_again_without_running_the_script(tmp_path):
+    """The earlier check kept only one line per output, so its verdicts could
+    not be read again by a fixed check: --save-outputs keeps them,
+    --from-outputs reads them (a plain-Python script here, no Ray)."""
+    import json
+    import sys
+
+    from conformance.repro.upstream_check import MARK, check_dir
+
+    script = "\n".join([
+        "print('[0] use evaluator(call=submit) ...')",
+        "print('[0] use evaluator(call=submit): ok -> None (0.000s)')"])
+    bodies, kept = tmp_path / "bodies", tmp_path / "outputs"
+    bodies.mkdir()
+    (bodies / "09-fail-use-after-close.md").write_text(
+        f"# body\n\n```python\n{script}\n```\n\n{MARK}{json.dumps(RLLIB_07)} -->\n")
+    assert check_dir(str(bodies), sys.executable, log=lambda line: None, save=str(kept)) == 0
+    saved = json.loads((kept / "09-fail-use-after-close.json").read_text())
+    assert saved["returncode"] == 0 and "ok -> None" in saved["stdout"]
+    assert "| shown | use evaluator(call=submit): ok -> None" in (bodies / "CHECKED.md").read_text()
+    (kept / "09-fail-use-after-close.json").write_text(json.dumps(
+        {**saved, "stdout": saved["stdout"].replace("ok -> None", "raised builtins.RuntimeError: "
+                                                                   "closed")}))
+    assert check_dir(str(bodies), "/no/such/python", log=lambda line: None,
+                     replay=str(kept)) == 1  # read again, not run: NOT shown
+    assert "| NOT shown |" in (bodies / "CHECKED.md").read_text()
