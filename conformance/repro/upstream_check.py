@@ -117,14 +117,14 @@ class Trace:
     def sessions(self) -> list[tuple[str, str | None, str | None]]:
         """``(op name, Ray session before it, after it)`` of every op that
         ran (not skipped), as the probes printed them (None: not printed yet)."""
-        out, session, current, head = [], None, None, ""
+        out, session, current, skipped = [], None, None, None
         for line in self.stdout.splitlines():
             m = OP_START.match(line)
             if m:
                 if current:
                     out.append((*current, session))
-                current, head = (m.group(2), session), f"[{m.group(1)}] {m.group(2)}: skipped"
-            elif line.startswith(head):
+                current, skipped = (m.group(2), session), f"[{m.group(1)}] {m.group(2)}: skipped"
+            elif skipped and line.startswith(skipped):
                 current = None
             elif line.strip().startswith("ray: "):
                 session = line.strip()[len("ray: "):]

@@ -247,6 +247,10 @@ def test_torchrl_10_a_runtime_started_and_ended_within_the_op_is_in_rays_log():
     """Hand reading: `teardown buffer` took 5.4 s and stderr has "Started a local
     Ray instance" in it: three starts for two sessions the probes printed, and
     op 2 is the only op that ran with Ray down before and after it."""
+    assert Trace(IMPL_OWNED, "", 0).sessions()[:3] == [
+        ("construct buffer", "not initialized", SESSION),
+        ("ray_shutdown", SESSION, "not initialized"),
+        ("teardown buffer", "not initialized", "not initialized")]
     assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 3) == "shown"
     assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 2) == "NOT shown"  # every start seen
 
