@@ -1,6 +1,6 @@
 """Does an issue body's standalone script show its defect when run alone?
 
-    python -m conformance upstream --check DIR --python /path/to/release-venv/bin/python [--save-outputs D]
+    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python [--save-outputs D]
     python -m conformance upstream --check DIR --from-outputs D
 
 Each body of ``DIR`` (written by ``python -m conformance upstream --out-dir``)
