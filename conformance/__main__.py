@@ -329,6 +329,11 @@ def main(argv=None) -> int:
     u.add_argument("--python", default=sys.executable,
                    help="with --check: the Python to run the scripts with (a fresh "
                         "environment of the library's release)")
+    u.add_argument("--save-outputs", metavar="DIR2",
+                   help="with --check: keep each script's output in DIR2 (one JSON per body)")
+    u.add_argument("--from-outputs", metavar="DIR2",
+                   help="with --check: read the outputs kept in DIR2 instead of running the "
+                        "scripts (a fixed check needs no rerun)")
     u.set_defaults(func=_lazy("repro.upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)

@@ -19,7 +19,11 @@ an oracle short::
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+#: the label a finding about an op starts with (:func:`label`): its op index
+LABEL = re.compile(r"op (\d+) \(")
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,14 @@ def in_run(text: str, time: float | None = None, op: int | None = None) -> Findi
 
 def unknown_in_run(text: str, time: float | None = None, op: int | None = None) -> Finding:
     return Finding(op, time, text, unknown=True)
+
+
+def from_text(text: str, unknown: bool = False) -> Finding:
+    """A finding known only by its text (a report written before findings
+    were data keeps texts per oracle): its op read from the label it starts
+    with (``op N (...)``, :func:`label`; None: about the run), no time."""
+    index = LABEL.match(text)
+    return Finding(int(index.group(1)) if index else None, None, text, unknown)
 
 
 def by_time(found) -> list:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from conformance.judge import findings
 from conformance.reports import claims, report, ruling
 from conformance.judge.verdict import BAD
 
@@ -58,24 +59,34 @@ def _one_line(text: str) -> str:
     return line if len(line) <= MAX_LINE else line[:MAX_LINE - 1] + "…"
 
 
+def findings_of(entry: dict) -> list[dict]:
+    """The entry's findings, earliest first (``{"oracle", "op", "time",
+    "text", "unknown"}``). A report written before findings were data keeps
+    only texts per oracle: they are read back with ``findings.from_text``
+    (the op from each text's "op N (...)" label) and ordered by op, those
+    tied to no op after, ties in the entry's oracle order; its violations
+    before its unknown findings."""
+    if entry.get("findings"):
+        return entry["findings"]
+    ev = entry.get("evidence") or {}
+    out = []
+    for key, unknown in (("violations", False), ("unknown", True)):
+        texts = ev.get(key) or {}
+        order = [o for o in entry.get("oracles") or [] if o in texts]
+        order += [o for o in texts if o not in order]
+        found = [(o, findings.from_text(t, unknown)) for o in order for t in texts[o] or []]
+        out += [f.as_dict(o) for o, f in findings.by_time(found)]
+    return out
+
+
 def first_violation(entry: dict) -> str:
-    """The earliest violation in the run's history (the entry's ``findings``,
-    sorted by time), else its earliest unknown finding; for a report written
-    before findings were data, the first violation of the first failing
-    oracle (or a fallback)."""
-    findings = entry.get("findings") or []
-    if findings:
-        f = next((f for f in findings if not f.get("unknown")), findings[0])
+    """The earliest violation of the run (``findings_of``: by time, or by op
+    for a report from before findings were data), else its earliest unknown
+    finding, else how the driver ended."""
+    found = findings_of(entry)
+    if found:
+        f = next((f for f in found if not f.get("unknown")), found[0])
         return f"[{f['oracle']}{': unknown' if f.get('unknown') else ''}] {_one_line(f['text'])}"
-    violations = (entry.get("evidence") or {}).get("violations") or {}
-    for oracle in entry.get("oracles") or list(violations):
-        msgs = violations.get(oracle) or []
-        if msgs:
-            return f"[{oracle}] {_one_line(msgs[0])}"
-    unknown = (entry.get("evidence") or {}).get("unknown") or {}
-    for oracle, msgs in unknown.items():
-        if msgs:
-            return f"[{oracle}: unknown] {_one_line(msgs[0])}"
     ev = entry.get("evidence") or {}
     if ev.get("signal"):
         return f"driver killed by signal {ev['signal']}"

@@ -1,6 +1,7 @@
 """Does an issue body's standalone script show its defect when run alone?
 
-    python -m conformance upstream --check DIR --python /path/to/release-venv/bin/python
+    python -m conformance upstream --check DIR --python RELEASE-VENV/bin/python [--save-outputs D]
+    python -m conformance upstream --check DIR --from-outputs D
 
 Each body of ``DIR`` (written by ``python -m conformance upstream --out-dir``)
 carries its script and, in a comment block at its end, the finding it is
@@ -8,15 +9,22 @@ about: the rule, the verdict, and the operation where the suite saw it
 first. The script runs in a scratch directory with the given Python (a
 fresh environment of the library's release), without this project on its
 path and without ``RAY_ADDRESS``; its printed trace is then read for that
-same evidence at that same operation (``shows``): the call raised, the
-operation never ended (a hang: the script's watchdog exits 1), the Ray
-session changed after it, the component's actors were still alive after
-its teardown, a traceback was printed. ``DIR/CHECKED.md`` lists the
-outcome of every body.
+same evidence at that same operation (``shows``), as the finding's text
+states it: the call raised the same exception type, or returned where it
+had to raise, or failed slower than its bound; the operation never ended (a
+hang: the script's watchdog exits 1); a new Ray session after it (or, in
+Ray's log, a runtime started and ended within it), or none left; the
+actors of the component the finding names still alive, or ended; another
+batch count than the one asked for; a traceback printed. A finding about a
+second driver's op (``peer``) is read in that driver's printed trace.
+``DIR/CHECKED.md`` lists the outcome of every body. ``--save-outputs D``
+keeps each script's output (``D/<body>.json``); ``--from-outputs D`` reads
+them again instead of running the scripts.
 
-A rule with no printed trace to read (the harness judged it from what only
-the suite records: threads, processes after the exit) is reported "not
-checkable from the script's output", never "shown".
+A finding with nothing in the printed trace to read (the harness judged it
+from what only the suite records: threads, resources, processes after the
+exit, the actors a failed constructor left) is reported "not checked",
+never "shown".
 """
 from __future__ import annotations
 
@@ -28,27 +36,20 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from conformance.judge import findings
+from conformance.judge.oracles import LIVE_STATES
+from conformance.reports.summary import findings_of
+from conformance.repro.upstream import BODY_NAME
+
 MARK = "<!-- rlc-finding "
-#: rules whose evidence is the operation's outcome line: it raised
-RAISES = {"teardown_never_raises", "calls_succeed", "use_after_close_clear_error",
-          "peer_ok", "setup"}
-#: rules whose evidence is the Ray session printed after the operation
-SESSION = {"no_ray_restart", "ray_not_shut_down_by_non_owner"}
-#: rules whose evidence is the actor states printed after the operation
-ACTORS = {"own_actors_dead_after_teardown", "others_untouched", "no_leftover_actor"}
+#: a script's line for a Ray runtime the probes did not see (Ray's own log, on stderr)
+LOCAL_START = "Started a local Ray instance"
 
 
 def marker(entry: dict) -> str:
-    """The comment a body ends with: the finding the check looks for."""
-    first = next((f for f in entry.get("findings") or [] if not f.get("unknown")), None)
-    if first is None:  # a report from before findings were data: its first violation's text
-        violations = (entry.get("evidence") or {}).get("violations") or {}
-        oracle = next((o for o in entry.get("oracles") or [] if violations.get(o)), None)
-        if oracle:
-            text = violations[oracle][0]
-            index = re.match(r"op (\d+) \(", text)
-            first = {"oracle": oracle, "text": text,
-                     "op": int(index.group(1)) if index else None}
+    """The comment a body ends with: the finding the check looks for (the
+    entry's earliest violation, ``summary.findings_of``)."""
+    first = next((f for f in findings_of(entry) if not f.get("unknown")), None)
     found = {"id": entry["id"], "verdict": entry["verdict"],
              "oracle": first["oracle"] if first else (entry.get("oracles") or ["?"])[0],
              "op": _op_name(entry, first["op"]) if first and first.get("op") is not None else None,
@@ -66,6 +67,10 @@ class NeedsCluster(Exception):
     """The script runs against a cluster (a multinode scenario): not run here."""
 
 
+OP_START = re.compile(r"^\[(\d+)\] (.*) \.\.\.$")
+PEER_LINE = "peer| "
+
+
 @dataclass
 class Trace:
     """What a script printed: per op name, its outcome lines, and the probe
@@ -80,9 +85,8 @@ class Trace:
         run of the op named ``name``; an op that started and never ended has
         the outcome "unfinished"."""
         out, lines = [], self.stdout.splitlines()
-        start = re.compile(r"^\[(\d+)\] (.*) \.\.\.$")
         for k, line in enumerate(lines):
-            m = start.match(line)
+            m = OP_START.match(line)
             if not m or m.group(2) != name:
                 continue
             head = f"[{m.group(1)}] {name}: "
@@ -92,17 +96,182 @@ class Trace:
                 continue
             after = []
             for later in lines[end + 1:]:
-                if start.match(later):
+                if OP_START.match(later):
                     break
                 after.append(later.strip())
             out.append((lines[end][len(head):], after))
         return out
 
+    def name_of(self, index: int) -> str | None:
+        """The name of op ``index`` as the script printed it starting."""
+        return next((m.group(2) for m in map(OP_START.match, self.stdout.splitlines())
+                     if m and int(m.group(1)) == index), None)
+
+    def peer(self, name: str) -> Trace:
+        """The second driver's trace: the ``peer| `` lines op ``name`` printed
+        (its stdout, then the tail of its stderr)."""
+        lines = [a[len(PEER_LINE):] for _, after in self.outcomes(name) for a in after
+                 if a.startswith(PEER_LINE)]
+        return Trace("\n".join(lines), "", None)
+
+    def sessions(self) -> list[tuple[str, str | None, str | None]]:
+        """``(op name, Ray session before it, after it)`` of every op that
+        ran (not skipped), as the probes printed them (None: not printed yet)."""
+        out, session, current, skipped = [], None, None, None
+        for line in self.stdout.splitlines():
+            m = OP_START.match(line)
+            if m:
+                if current:
+                    out.append((*current, session))
+                current, skipped = (m.group(2), session), f"[{m.group(1)}] {m.group(2)}: skipped"
+            elif skipped and line.startswith(skipped):
+                current = None
+            elif line.strip().startswith("ray: "):
+                session = line.strip()[len("ray: "):]
+        if current:
+            out.append((*current, session))
+        return out
+
+
+def _duration(outcome: str) -> float | None:
+    """The seconds an outcome line ends with (``... (3.748s)``)."""
+    m = re.search(r"\((\d+(?:\.\d+)?)s\)$", outcome)
+    return float(m.group(1)) if m else None
+
+
+def _actors(after: list[str]) -> dict[str, list[str]] | None:
+    """``{component: [state, ...]}`` of the actors line among ``after``."""
+    line = next((a for a in after if a.startswith("actors: ")), None)
+    if line is None:
+        return None
+    out = {}
+    for part in line[len("actors: "):].split("  "):
+        comp, _, states = part.partition("=")
+        out[comp.strip()] = [s for s in states.split(",") if s and s != "-"]
+    return out
+
+
+def _ray_lines(after: list[str]) -> list[str]:
+    return [a for a in after if a.startswith("ray: ")]
+
+
+# -- what a finding claims, and what in the output shows it ---------------------------
+# Each reader: (the claim's match, the op's component, its outcome, the lines after
+# it) -> the line of the output that shows the claim, or None.
+
+def _returned(m, comp, outcome, after):
+    return outcome if outcome.startswith("ok") else None
+
+
+def _raised(m, comp, outcome, after):
+    return outcome if outcome.startswith(f"raised {m.group('type')}:") else None
+
+
+def _slow_failure(m, comp, outcome, after):
+    took = _duration(outcome)
+    if outcome.startswith("raised") and took is not None and took > float(m.group("bound")):
+        return f"{outcome} (bound {m.group('bound')}s)"
+    return None
+
+
+def _still_live(m, comp, outcome, after):
+    states = (_actors(after) or {}).get(comp) or []
+    return f"actors: {comp}={','.join(states)}" if set(states) & LIVE_STATES else None
+
+
+def _owner_ended(m, comp, outcome, after):
+    states = (_actors(after) or {}).get(comp) or []
+    ended = [s for s in states if s not in LIVE_STATES and not s.startswith("unknown")]
+    return f"actors: {comp}={','.join(states)}" if ended else None
+
+
+def _other_ended(m, comp, outcome, after):
+    other, was = m.group("comp"), m.group("was")
+    if "ray: not initialized" in after:
+        return "ray: not initialized (every actor of the runtime ended with it)"
+    states = (_actors(after) or {}).get(other) or []
+    ended = [s for s in states if not s.startswith("unknown")
+             and (s not in LIVE_STATES or (was == "ALIVE" and s != "ALIVE"))]
+    return f"actors: {other}={','.join(states)}" if ended else None
+
+
+def _count(m, comp, outcome, after):
+    got = re.match(r"ok -> (\d+) batches", outcome)
+    if got and int(got.group(1)) != int(m.group("want")):
+        return f"{outcome} ({m.group('want')} expected)"
+    return None
+
+
+def _new_session(m, comp, outcome, after):
+    return next((a for a in _ray_lines(after) if a != "ray: not initialized"), None)
+
+
+def _session_gone(m, comp, outcome, after):
+    return next(iter(_ray_lines(after)), None)
+
+
+RAISING = {"teardown_never_raises", "calls_succeed", "use_after_close_clear_error",
+           "peer_ok", "setup", "fails_clearly"}
+#: (oracles, what their finding's text says, its reader); the first that matches
+CLAIMS = [
+    (RAISING, r"^op \d+ \([^)]*\) (?:\S+ after teardown succeeded instead of raising|with \S+ "
+              r"did not raise)", _returned),
+    ({"fails_clearly"}, r"took [\d.]+s to fail \(bound (?P<bound>[\d.]+)s\)", _slow_failure),
+    (RAISING, r"\braised (?:an unclear )?(?P<type>[^\s:]+):", _raised),
+    ({"own_actors_dead_after_teardown", "exhaustion_auto_shutdown"},
+     r"actor \w+ still [A-Z_]+", _still_live),
+    ({"own_actors_dead_after_teardown"}, r"ended the owner's actor", _owner_ended),
+    ({"others_untouched"}, r"ended (?P<comp>[\w.]+) actor \w+ \(\w+; it was (?P<was>\w+)\)",
+     _other_ended),
+    ({"batch_counts"}, r"batches before it stopped; (?P<want>\d+) were asked for", _count),
+    ({"batch_counts"}, r"batches until total_frames=\d+; (?P<want>\d+) expected", _count),
+    ({"no_ray_restart"}, r"started a Ray runtime", _new_session),
+    ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
+]
+#: the label a finding's text starts with: its op's verb and target
+LABEL = re.compile(r"op \d+ \((\w+)(?: ([\w.]+))?\)")
+#: a finding at a ``peer`` op about one of the second driver's ops
+PEER_OP = re.compile(r"second driver(?:'s|:) (?=op \d+ \()")
+
+
+def _claim(oracle: str, text: str):
+    """``(match, reader)`` of the first of ``CLAIMS`` that reads the finding
+    ``text`` of ``oracle`` (None: none does)."""
+    for oracles, pattern, read in CLAIMS:
+        m = re.search(pattern, text) if oracle in oracles else None
+        if m:
+            return m, read
+    return None
+
+
+def _unseen_start(trace: Trace, name: str) -> str | None:
+    """Ray's log says it started a local runtime more often than the probes
+    printed a session: a runtime started and shut down within one op. The
+    op ``name`` did it when it is the only op that ran with Ray down before
+    and after it."""
+    starts = trace.stderr.count(LOCAL_START)
+    seen = sum(1 for line in trace.stdout.splitlines()
+               if line.strip().startswith("ray: ") and line.strip() != "ray: not initialized")
+    if starts <= seen:
+        return None
+    quiet = [op for op, before, after in trace.sessions()
+             if before == after == "not initialized"]
+    if quiet != [name]:
+        return None
+    return (f"stderr: {starts} x '{LOCAL_START}' for {seen} session(s) the probes printed; "
+            "the only op that ran with Ray down before and after it")
+
 
 def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     """(True: the trace shows the finding / False: it does not / None: the
-    rule leaves nothing in the trace to read), and the line that says so."""
+    finding leaves nothing in the trace to read), and the line that says so.
+
+    The finding's text says what its op did (``CLAIMS``, in the words of its
+    oracle): the output must show that very thing at that op (the same
+    exception type, the same component's actors, a count that differs from
+    the one asked for, a new session), not merely any outcome."""
     oracle, name, verdict = finding["oracle"], finding.get("op"), finding["verdict"]
+    text = finding.get("text") or ""
     if verdict == "hang" or oracle == "no_hang":
         runs = trace.outcomes(name) if name else []
         if any(o == "unfinished" for o, _ in runs) and trace.returncode == 1 \
@@ -117,42 +286,56 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
         return (True, "stderr: a traceback") if line else (False, "no traceback on stderr")
     if name is None:
         return None, f"{oracle}: no operation to read"
+    inner = PEER_OP.search(text) if name == "peer" else None
+    if inner:  # about the second driver's op: read the second driver's own trace
+        text = text[inner.end():]
+        trace = trace.peer(name)
+        name = trace.name_of(findings.from_text(text).op)
+        if name is None:
+            return False, f"peer: the second driver never started {LABEL.match(text).group(0)}"
+    claim = _claim(oracle, text)
+    if claim is None:
+        return None, f"{oracle}: the script prints nothing this finding rests on (only the " \
+                     "suite records it)"
     runs = trace.outcomes(name)
     if not runs:
         return False, f"{name}: not in the script's output"
+    label = LABEL.match(text)
+    comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
+    m, read = claim
+    where = f"peer: {name}" if inner else name
     for outcome, after in runs:
-        if oracle in RAISES and outcome.startswith("raised"):
-            return True, f"{name}: {outcome[:200]}"
-        if oracle == "fails_clearly":
-            if outcome.startswith("raised") or outcome.startswith("ok"):
-                return True, f"{name}: {outcome[:200]}"
-        if oracle in SESSION and any(a.startswith("ray: ") for a in after):
-            return True, f"{name}: then {next(a for a in after if a.startswith('ray: '))[:200]}"
-        if oracle in ACTORS and any(a.startswith("actors: ") and "ALIVE" in a for a in after):
-            return True, f"{name}: then {next(a for a in after if a.startswith('actors: '))[:200]}"
-        if oracle == "batch_counts" and outcome.startswith("ok"):
-            return True, f"{name}: {outcome[:200]}"
-    if oracle not in RAISES | SESSION | ACTORS | {"fails_clearly", "batch_counts"}:
-        return None, f"{oracle}: judged from what only the suite records"
-    return False, f"{name}: {runs[0][0][:200]}"
+        line = read(m, comp, outcome, after)
+        if line:
+            return True, f"{where}: {line[:200]}"
+    if oracle == "no_ray_restart":
+        line = _unseen_start(trace, name)
+        if line:
+            return True, f"{name}: {line}"
+    return False, f"{where}: {runs[0][0][:200]}; the finding: {m.group(0)}"
 
 
-def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
-    """Run the script of the body at ``path`` alone; its finding and trace."""
+def read_body(path: str) -> tuple[dict, str]:
+    """The finding (its marker) and the script of the body at ``path``."""
     with open(path) as f:
         text = f.read()
     script = re.search(r"```python\n(.*?)\n```", text, re.S)
     found = re.search(re.escape(MARK) + r"(.*?) -->", text)
     if not script or not found:
         raise ValueError(f"{path}: no script or no finding marker")
-    finding = json.loads(found.group(1))
-    if "p.add_argument('--address', required=True" in script.group(1):
+    return json.loads(found.group(1)), script.group(1)
+
+
+def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
+    """Run the script of the body at ``path`` alone; its finding and trace."""
+    finding, script = read_body(path)
+    if "p.add_argument('--address', required=True" in script:
         raise NeedsCluster(f"{finding['id']}: its script needs a cluster (--address)")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     with tempfile.TemporaryDirectory(prefix="rlc-upstream-check-") as scratch:
         env["RAY_TMPDIR"] = scratch
         with open(os.path.join(scratch, "repro.py"), "w") as f:
-            f.write(script.group(1) + "\n")
+            f.write(script + "\n")
         t0 = time.monotonic()
         try:
             done = subprocess.run([python, "repro.py"], cwd=scratch, env=env, timeout=timeout,
@@ -163,26 +346,67 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
     return finding, trace, time.monotonic() - t0
 
 
-def check_dir(out_dir: str, python: str, log=print) -> int:
-    """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown."""
+def _output_path(folder: str, body: str) -> str:
+    return os.path.join(folder, body[:-len(".md")] + ".json")
+
+
+def save_output(folder: str, body: str, trace: Trace, seconds: float) -> None:
+    """Keep what the script of ``body`` printed (``--save-outputs``), so that a
+    later reading (a fixed ``shows``) needs no rerun: ``--from-outputs``."""
+    os.makedirs(folder, exist_ok=True)
+    with open(_output_path(folder, body), "w") as f:
+        json.dump({"stdout": trace.stdout, "stderr": trace.stderr,
+                   "returncode": trace.returncode, "seconds": round(seconds, 1)}, f, indent=1)
+
+
+def load_output(folder: str, body: str) -> tuple[Trace, float]:
+    """What ``save_output`` kept of ``body``'s script; FileNotFoundError if none."""
+    with open(_output_path(folder, body)) as f:
+        kept = json.load(f)
+    return Trace(kept["stdout"], kept["stderr"], kept["returncode"]), kept.get("seconds", 0.0)
+
+
+def _check_one(path: str, python: str, save: str | None, replay: str | None):
+    """(the finding's verdict, why, seconds) of the body at ``path``: its script
+    run now, or its output as saved in ``replay``."""
+    name = os.path.basename(path)
+    try:
+        if replay:
+            finding = read_body(path)[0]
+            try:
+                trace, seconds = load_output(replay, name)
+            except FileNotFoundError:
+                return None, f"no saved output in {replay}", 0.0
+        else:
+            finding, trace, seconds = run_body(path, python)
+            if save:
+                save_output(save, name, trace, seconds)
+        return (*shows(finding, trace), seconds)
+    except NeedsCluster as exc:
+        return None, str(exc), 0.0
+    except (OSError, ValueError) as exc:
+        return False, str(exc), 0.0
+
+
+def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
+              replay: str | None = None) -> int:
+    """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown.
+    ``save``: a folder to keep each script's output in; ``replay``: read the
+    outputs kept there instead of running the scripts."""
     rows, missed = [], 0
-    for name in sorted(n for n in os.listdir(out_dir) if re.match(r"\d\d-.*\.md$", n)):
-        try:
-            finding, trace, seconds = run_body(os.path.join(out_dir, name), python)
-            ok, why = shows(finding, trace)
-        except NeedsCluster as exc:
-            ok, why, seconds = None, str(exc), 0.0
-        except (OSError, ValueError) as exc:
-            ok, why, seconds = False, str(exc), 0.0
+    for name in sorted(n for n in os.listdir(out_dir) if BODY_NAME.match(n)):
+        ok, why, seconds = _check_one(os.path.join(out_dir, name), python, save, replay)
         missed += ok is False
         mark = {True: "shown", False: "NOT shown", None: "not checked"}[ok]
         log(f"{name}: {mark}: {why}")
         rows.append(f"| [{name}]({name}) | {mark} | {why.replace('|', '/')} | {seconds:.0f} s |")
+    how = (f"--from-outputs {replay}`: the outputs saved there, read again"
+           if replay else f"--python PY` with `{python}`")
     with open(os.path.join(out_dir, "CHECKED.md"), "w") as f:
         f.write("\n".join([
             "# Each body's script, run alone", "",
-            f"Generated by `python -m conformance upstream --check DIR --python PY` with "
-            f"`{python}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): each script in "
+            f"Generated by `python -m conformance upstream --check DIR {how} "
+            f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): each script in "
             "a scratch directory, without this project on its path, its output read for the "
             "finding at the operation the suite saw it first "
             "(`conformance/repro/upstream_check.py`).", "",

@@ -75,14 +75,33 @@ def test_the_marker_names_the_earliest_finding_by_its_op():
 
 def test_a_trace_shows_a_raise_a_new_session_and_a_hang_at_the_op():
     trace = Trace(OUT, "", 0)
-    assert shows({"oracle": "teardown_never_raises", "op": "teardown buffer", "verdict": "fail"},
-                 trace)[0] is True
-    ok, why = shows({"oracle": "no_ray_restart", "op": "teardown buffer", "verdict": "fail"}, trace)
+    raised = "op 2 (teardown buffer) raised ray.exceptions.ActorHandleNotFoundError: not valid"
+    assert shows({"oracle": "teardown_never_raises", "op": "teardown buffer", "verdict": "fail",
+                  "text": raised}, trace)[0] is True
+    ok, why = shows({"oracle": "no_ray_restart", "op": "teardown buffer", "verdict": "fail",
+                     "text": "op 2 (teardown buffer) started a Ray runtime (x)"}, trace)
     assert ok and "ray: 127.0.0.1:5555" in why
-    assert shows({"oracle": "teardown_never_raises", "op": "ray_shutdown", "verdict": "fail"},
+    assert shows({"oracle": "teardown_never_raises", "op": "ray_shutdown", "verdict": "fail",
+                  "text": "op 1 (ray_shutdown) raised builtins.ValueError: x"},
                  trace)[0] is False  # it returned ok: not shown
-    hang = {"oracle": "no_hang", "op": "teardown evaluator", "verdict": "hang"}
+    hang = {"oracle": "no_hang", "op": "teardown evaluator", "verdict": "hang",
+            "text": "op 3 (teardown evaluator) did not return within 25.0s"}
     assert shows(hang, Trace(OUT, "Timeout (0:00:25)!\nThread 0x...", 1))[0] is True
     assert shows(hang, Trace(OUT, "", 0))[0] is False  # no watchdog: not a hang
-    assert shows({"oracle": "threads_joined", "op": "teardown buffer", "verdict": "fail"},
+    assert shows({"oracle": "threads_joined", "op": "teardown buffer", "verdict": "fail",
+                  "text": "op 2 (teardown buffer): thread x still running"},
                  trace)[0] is None  # nothing in the output to read: never "shown"
+
+
+def test_a_new_run_leaves_no_stale_body_behind(tmp_path):
+    """A cause renamed or merged (#7: grouping by the earliest op) must not
+    leave its old body for ``--check`` to run; hand-written notes stay."""
+    (tmp_path / "03-fail-clean-stderr-stderr-traceback.md").write_text("old body\n")
+    (tmp_path / "NOTES.md").write_text("read before filing\n")
+    adapter = regressions.make("stale-handle-restarts-ray")
+    doc = {"generated": "now", "versions": {"ray": "2.60.0"}, "scenarios": [RESTART_B]}
+    written = upstream.write_all(doc, adapter.name, adapter, str(tmp_path), shrink=False,
+                                 log=lambda line: None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [*written, "NOTES.md", "README.md"])
+    assert written == ["01-fail-no-ray-restart-teardown-buffer-started-a-ray-runtime-ad.md"]

@@ -1,0 +1,387 @@
+"""``upstream --check``: does a script's output show the finding its body claims?
+
+Each case is a body whose check verdict a hand reading found wrong
+(ci/results/{torchrl,rllib,tianshou}/upstream/NOTES.md), or a defect of the
+check the lead listed: the finding is the body's marker, the output is what
+its script prints (``conformance/repro/script.py``: "[i] op ..." when an op
+starts, "[i] op: ok|raised Type: message (duration)" when it returns, then
+the probes' "ray: ..." and "actors: component=STATE,..." lines), cut to the
+ops around the finding. The outputs the earlier check read were not saved;
+these follow the scripts' print format and the hand readings.
+"""
+from conformance.judge.findings import from_text
+from conformance.repro import upstream
+from conformance.repro.upstream_check import Trace, marker, shows
+from conformance.reports.summary import first_violation, findings_of
+
+SESSION = "127.0.0.1:41000/session_2026-11-25_20-55-03_157460_13061/01000000"
+NEW_SESSION = "127.0.0.1:34073/session_2026-11-25_20-55-09_514113_13061/01000000"
+
+
+def finding(oracle, op, text, verdict="fail"):
+    return {"id": "x", "verdict": verdict, "oracle": oracle, "op": op, "text": text}
+
+
+RAY_LOG = "2026-11-25 20:20:26,310\tINFO worker.py:2038 -- Started a local Ray instance.\n"
+
+
+def verdict_of(found, stdout, stderr="", returncode=0):
+    return {True: "shown", False: "NOT shown", None: "not checked"}[
+        shows(found, Trace(stdout, stderr, returncode))[0]]
+
+
+# -- 1. fails_clearly: a finished call is not the finding; what the text claims is -----
+
+TIANSHOU_09 = finding("fails_clearly", "construct collector(fail=one_unknown_env)",
+                      "op 0 (construct collector) took 18.95s to fail (bound 10.25s)")
+ONE_UNKNOWN_ENV_RAISED = f"""      ray: not initialized
+[0] construct collector(fail=one_unknown_env) ...
+[0] construct collector(fail=one_unknown_env): raised gymnasium.error.NameNotFound: Environment `RlcNoSuchEnv` doesn't exist. (3.748s)
+      ray: {SESSION}
+"""
+
+
+def test_tianshou_09_a_failure_within_its_bound_is_not_a_slow_failure():
+    """Hand reading: the constructor raised in 3.7 s, within its 10.25 s bound."""
+    assert verdict_of(TIANSHOU_09, ONE_UNKNOWN_ENV_RAISED) == "NOT shown"
+    slow = ONE_UNKNOWN_ENV_RAISED.replace("(3.748s)", "(18.950s)")
+    assert verdict_of(TIANSHOU_09, slow) == "shown"
+
+
+TORCHRL_08 = finding("fails_clearly", "construct collector(fail=unknown_env)",
+                     "op 0 (construct collector) left actors behind: ['717dc154']")
+
+
+def test_torchrl_08_actors_left_by_a_failed_constructor_are_not_in_the_output():
+    """Hand reading: the script prints no actors after a failed constructor."""
+    out = f"""      ray: {SESSION}
+[0] construct collector(fail=unknown_env) ...
+[0] construct collector(fail=unknown_env): raised ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task. (2.101s)
+"""
+    assert verdict_of(TORCHRL_08, out) == "not checked"
+
+
+def test_rllib_05_a_constructor_that_returned_shows_did_not_raise():
+    found = finding("fails_clearly", "construct collector(fail=unknown_env)",
+                    "op 0 (construct collector) with unknown_env did not raise")
+    ok = f"""      ray: {SESSION}
+[0] construct collector(fail=unknown_env) ...
+[0] construct collector(fail=unknown_env): ok -> 2 actor(s) (4.253s)
+      actors: collector=ALIVE,ALIVE
+"""
+    assert verdict_of(found, ok) == "shown"
+    raised = ok.replace("ok -> 2 actor(s)", "raised gymnasium.error.NameNotFound: no such env")
+    assert verdict_of(found, raised) == "NOT shown"  # it raised: the body's claim is wrong
+
+
+# -- 2. actors: the component the finding names, in the state it claims ----------------
+
+TORCHRL_24 = finding("others_untouched", "teardown buffer",
+                     "op 8 (teardown buffer) ended collector actor eda8e111 (DEAD; it was ALIVE)")
+BUFFER_TEARDOWN = """[8] teardown buffer ...
+[8] teardown buffer: ok (0.412s)
+      actors: buffer=DEAD  collector=ALIVE,ALIVE  evaluator=PENDING_CREATION
+[9] teardown collector ...
+"""
+
+
+def test_torchrl_24_the_collector_alive_after_the_buffer_teardown_is_not_shown():
+    """Hand reading: after `teardown buffer`, collector=ALIVE,ALIVE: the finding
+    (its actor ended) did not happen in this run."""
+    assert verdict_of(TORCHRL_24, BUFFER_TEARDOWN) == "NOT shown"
+    ended = BUFFER_TEARDOWN.replace("collector=ALIVE,ALIVE", "collector=DEAD,ALIVE")
+    assert verdict_of(TORCHRL_24, ended) == "shown"
+
+
+def test_torchrl_12_ray_shut_down_by_the_teardown_ended_the_other_actors():
+    """Hand reading: `ray: not initialized` after it (the buffer's actor ended
+    with the runtime), then `check_data buffer` raised."""
+    found = finding("others_untouched", "teardown collector(shutdown_ray=True)",
+                    "op 6 (teardown collector) ended buffer actor f766e8cb (DEAD; it was ALIVE)")
+    out = """[6] teardown collector(shutdown_ray=True) ...
+[6] teardown collector(shutdown_ray=True): ok (1.546s)
+      ray: not initialized
+[7] check_data buffer ...
+[7] check_data buffer: raised builtins.Exception: Failed to submit task to actor ActorID(f766e8cbc7acdfb32ab6e7d201000000) (9.072s)
+"""
+    assert verdict_of(found, out) == "shown"
+
+
+def test_own_actors_alive_must_be_the_torn_down_component():
+    found = finding("own_actors_dead_after_teardown", "teardown collector",
+                    "op 2 (teardown collector): actor 2bc3df7c still ALIVE after teardown")
+    out = """[2] teardown collector ...
+[2] teardown collector: ok (0.051s)
+      actors: collector=DEAD,DEAD  buffer=ALIVE
+"""
+    assert verdict_of(found, out) == "NOT shown"  # ALIVE, but the buffer's
+    assert verdict_of(found, out.replace("collector=DEAD,DEAD", "collector=ALIVE,ALIVE")) \
+        == "shown"  # tianshou 03's hand reading
+
+
+def test_rllib_03_runners_alive_after_exhaustion_are_read_from_the_actors_line():
+    found = finding("exhaustion_auto_shutdown", "exhaust collector",
+                    "op 1 (exhaust collector): collector actor 515eb470 still ALIVE after exhaustion")
+    out = """[1] exhaust collector ...
+[1] exhaust collector: ok -> 4 batches (2.310s)
+      actors: collector=ALIVE,ALIVE
+"""
+    assert verdict_of(found, out) == "shown"
+    assert verdict_of(found, out.replace("ALIVE,ALIVE", "DEAD,DEAD")) == "NOT shown"
+
+
+# -- 3. use after close: a call that succeeded instead of raising ----------------------
+
+RLLIB_07 = finding("use_after_close_clear_error", "use evaluator(call=submit)",
+                   "op 2 (use evaluator) submit() after teardown succeeded instead of raising a "
+                   "closed error")
+
+
+def test_rllib_07_a_call_that_succeeded_after_teardown_is_shown():
+    """Hand reading: `submit: ok`, as the body says."""
+    out = """[1] teardown evaluator ...
+[1] teardown evaluator: ok (1.204s)
+      actors: evaluator=DEAD
+[2] use evaluator(call=submit) ...
+[2] use evaluator(call=submit): ok -> None (0.000s)
+[3] use evaluator(call=poll) ...
+[3] use evaluator(call=poll): raised builtins.ValueError: <SingleAgentEnvRunner> doesn't have an env! (0.020s)
+"""
+    assert verdict_of(RLLIB_07, out) == "shown"
+    raised = out.replace("[2] use evaluator(call=submit): ok -> None",
+                         "[2] use evaluator(call=submit): raised builtins.RuntimeError: closed")
+    assert verdict_of(RLLIB_07, raised) == "NOT shown"
+
+
+# -- 4. "an unclear X": that X, not any exception ---------------------------------------
+
+TORCHRL_20 = finding("use_after_close_clear_error", "use buffer(call=sample)",
+                     "op 2 (use buffer) sample() after teardown raised an unclear "
+                     "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing "
+                     "this task.")
+SAMPLE_AFTER_CLOSE = """[2] use buffer(call=sample) ...
+[2] use buffer(call=sample): raised {error} (0.031s)
+"""
+
+
+def test_torchrl_20_the_unclear_error_must_be_the_claimed_type():
+    died = "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."
+    assert verdict_of(TORCHRL_20, SAMPLE_AFTER_CLOSE.format(error=died)) == "shown"
+    clear = "torchrl.RayClosedError: the replay buffer is closed"
+    assert verdict_of(TORCHRL_20, SAMPLE_AFTER_CLOSE.format(error=clear)) == "NOT shown"
+
+
+def test_a_teardown_raising_another_type_than_claimed_is_not_shown():
+    found = finding("teardown_never_raises", "teardown collector(concurrent=2)",
+                    "op 3 (teardown collector) raised builtins.IndexError: pop from empty list")
+    out = """[3] teardown collector(concurrent=2) ...
+      call in teardown-0: ok (0.002s)
+      call in teardown-1: raised builtins.KeyError: 'x' (0.001s)
+[3] teardown collector(concurrent=2): raised builtins.KeyError: 'x' (0.004s)
+"""
+    assert verdict_of(found, out) == "NOT shown"
+    assert verdict_of(found, out.replace("builtins.KeyError: 'x'",
+                                         "builtins.IndexError: pop from empty list")) == "shown"
+
+
+# -- 5. batch counts: the count printed against the count asked for ---------------------
+
+TORCHRL_06 = finding("batch_counts", "iterate collector(batches=2)",
+                     "op 1 (iterate collector): the collector yielded 0 batches before it "
+                     "stopped; 2 were asked for")
+
+
+def test_torchrl_06_the_batch_count_is_compared():
+    out = """[1] iterate collector(batches=2) ...
+[1] iterate collector(batches=2): ok -> {n} batches (0.077s)
+"""
+    assert verdict_of(TORCHRL_06, out.format(n=0)) == "shown"
+    assert verdict_of(TORCHRL_06, out.format(n=2)) == "NOT shown"  # as many as asked for
+
+
+# -- 6. no_ray_restart: a new session, never "not initialized" --------------------------
+
+RESTART = finding("no_ray_restart", "teardown buffer",
+                  "op 2 (teardown buffer): ray.init() from thread MainThread 0.00s into it "
+                  f"started a Ray runtime ({NEW_SESSION})")
+
+
+def test_ray_not_initialized_after_the_op_is_not_a_restart():
+    out = f"""      ray: {SESSION}
+[2] teardown buffer ...
+[2] teardown buffer: ok (0.512s)
+      ray: not initialized
+[3] use buffer(call=sample) ...
+"""
+    # the runtime ended after it (a shutdown, ray_not_shut_down_by_non_owner's): no start
+    assert verdict_of(RESTART, out, RAY_LOG) == "NOT shown"
+    started = out.replace("ray: not initialized", f"ray: {NEW_SESSION}")
+    assert verdict_of(RESTART, started, RAY_LOG * 2) == "shown"  # torchrl 04's hand reading
+
+
+TORCHRL_10 = finding("no_ray_restart", "teardown buffer",
+                     "op 2 (teardown buffer): ray.init() from thread MainThread 0.00s into it "
+                     f"started a Ray runtime ({NEW_SESSION}), which the same op shut down again: "
+                     "the probe after it saw no change")
+# owner=impl: torchrl's constructor starts Ray; op 2 starts and ends one; op 3 starts one
+IMPL_OWNED = f"""      ray: not initialized
+[0] construct buffer ...
+[0] construct buffer: ok -> 1 actor(s) (3.102s)
+      ray: {SESSION}
+      actors: buffer=ALIVE
+[1] ray_shutdown ...
+[1] ray_shutdown: ok (1.185s)
+      ray: not initialized
+[2] teardown buffer ...
+[2] teardown buffer: ok (5.419s)
+[3] use buffer(call=sample) ...
+[3] use buffer(call=sample): raised builtins.Exception: Failed to submit task to actor (3.831s)
+      ray: {NEW_SESSION}
+[4] use buffer(call=extend) ...
+[4] use buffer(call=extend): raised builtins.Exception: Failed to submit task to actor (0.008s)
+all operations returned; the interpreter exits with the components as the operations left them
+"""
+
+
+def test_torchrl_10_a_runtime_started_and_ended_within_the_op_is_in_rays_log():
+    """Hand reading: `teardown buffer` took 5.4 s and stderr has "Started a local
+    Ray instance" in it: three starts for two sessions the probes printed, and
+    op 2 is the only op that ran with Ray down before and after it."""
+    assert Trace(IMPL_OWNED, "", 0).sessions()[:3] == [
+        ("construct buffer", "not initialized", SESSION),
+        ("ray_shutdown", SESSION, "not initialized"),
+        ("teardown buffer", "not initialized", "not initialized")]
+    assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 3) == "shown"
+    assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 2) == "NOT shown"  # every start seen
+
+
+# -- a second driver's op: read in its own printed trace --------------------------------
+
+PEER_OUT = """[2] peer ...
+[2] peer: ok -> second driver exited 0 (6.990s)
+      peer|       ray: 127.0.0.1:41000/session_2026-11-25_20-01-53_563582_5401/02000000
+      peer| [0] construct evaluator(connect=True,named=True) ...
+      peer| [0] construct evaluator(connect=True,named=True): {construct}
+      peer|       actors: evaluator=ALIVE
+      peer| [3] teardown evaluator ...
+      peer| [3] teardown evaluator: ok (0.003s)
+      peer|       actors: evaluator={state}
+      peer| all operations returned; the interpreter exits with the components as the operations left them
+[3] check_alive evaluator(expect=True) ...
+[3] check_alive evaluator(expect=True): skipped (unsupported: torchrl does not support liveness) (0.000s)
+[4] check_name ...
+[4] check_name: ok -> 'rlc-eval-5401' is not registered (0.005s)
+"""
+TORCHRL_13 = finding("own_actors_dead_after_teardown", "peer",
+                     "op 2 (peer): second driver: op 3 (teardown evaluator): a non-owning handle's "
+                     "teardown ended the owner's actor 819a9a2d (DEAD)")
+TORCHRL_14 = finding("peer_ok", "peer",
+                     "op 2 (peer): the second driver's op 0 (construct evaluator) raised "
+                     "builtins.ValueError: Failed to look up actor with name 'rlc-eval-5682'.")
+
+
+def test_torchrl_13_the_peers_teardown_ended_the_owners_actor():
+    """Hand reading: shown (the owner's actor gone after the peer's teardown)."""
+    out = PEER_OUT.format(construct="ok -> 1 actor(s) (0.007s)", state="DEAD")
+    assert verdict_of(TORCHRL_13, out) == "shown"
+    assert verdict_of(TORCHRL_13, out.replace("evaluator=DEAD", "evaluator=ALIVE")) \
+        == "NOT shown"
+
+
+def test_torchrl_14_the_peers_constructor_raised():
+    """Hand reading: `peer| [0] construct evaluator(connect=True,named=True): raised
+    ValueError: Failed to look up actor with name …`."""
+    out = PEER_OUT.format(construct="raised builtins.ValueError: Failed to look up actor with "
+                                    "name 'rlc-eval-5682'. (0.011s)", state="ALIVE")
+    assert verdict_of(TORCHRL_14, out) == "shown"
+    fine = PEER_OUT.format(construct="ok -> 1 actor(s) (0.007s)", state="ALIVE")
+    assert verdict_of(TORCHRL_14, fine) == "NOT shown"
+
+
+# -- 7. a report from before findings were data: the earliest op, not the first name ----
+
+RLLIB_01 = {  # order/local/user/collector>ray>evaluator~no-buffer, the RLlib report of 10:29
+    "id": "order/local/user/collector>ray>evaluator~no-buffer", "family": "order",
+    "fixture": "local", "owner": "user", "verdict": "fail",
+    "oracles": ["clean_stderr", "no_ray_restart", "teardown_never_raises"],
+    "ops": "construct collector(sync=False) ; construct evaluator ; iterate collector(batches=1) "
+           "; submit evaluator ; teardown collector ; ray_shutdown ; teardown evaluator",
+    "evidence": {"violations": {
+        "clean_stderr": ["stderr: Traceback (most recent call last):"],
+        "no_ray_restart": ["op 6 (teardown evaluator) started a Ray runtime "
+                           "(127.0.0.1:40091/session_2026-11-25_10-23-12_417182_23235/01000000)"],
+        "teardown_never_raises": ["op 6 (teardown evaluator) raised "
+                                  "ray.exceptions.ActorHandleNotFoundError: ActorHandle objects "
+                                  "are not valid across Ray sessions."]}}}
+
+
+def test_rllib_01_a_legacy_report_is_titled_by_its_earliest_op_not_the_first_oracle_name():
+    """NOTES.md: body 01 was titled by `clean_stderr` (first by name), a
+    consequence of op 6's restart."""
+    assert from_text(RLLIB_01["evidence"]["violations"]["no_ray_restart"][0]).op == 6
+    assert first_violation(RLLIB_01).startswith("[no_ray_restart] op 6 (teardown evaluator) "
+                                                "started a Ray runtime")
+    assert [f["oracle"] for f in findings_of(RLLIB_01)] == [
+        "no_ray_restart", "teardown_never_raises", "clean_stderr"]  # by op, run-level last
+    assert '"oracle": "no_ray_restart", "op": "teardown evaluator"' in marker(RLLIB_01)
+
+
+def _tianshou(sid, oracles, ops, violations):
+    family, fixture, owner, _ = sid.split("/", 3)
+    return {"id": sid, "family": family, "fixture": fixture, "owner": owner, "verdict": "fail",
+            "oracles": oracles, "ops": ops, "evidence": {"violations": violations}}
+
+
+TIANSHOU_01 = _tianshou(
+    "defaults/local/user/collector", ["no_leftover_actor", "own_actors_dead_after_teardown"],
+    "construct collector(may_fail=True) ; iterate collector(batches=1) ; teardown collector",
+    {"no_leftover_actor": ["actor d5b04cb1 (_SetAttrWrapper) still ALIVE",
+                           "actor 745db3d9 (_SetAttrWrapper) still ALIVE"],
+     "own_actors_dead_after_teardown": [
+         "op 2 (teardown collector): actor 745db3d9 still ALIVE after teardown",
+         "op 2 (teardown collector): actor d5b04cb1 still ALIVE after teardown"]})
+TIANSHOU_03 = _tianshou(
+    "order/local/user/collector>ray~no-buffer-evaluator", ["own_actors_dead_after_teardown"],
+    "construct collector(sync=False) ; iterate collector(batches=1) ; teardown collector ; "
+    "ray_shutdown",
+    {"own_actors_dead_after_teardown": [
+        "op 2 (teardown collector): actor 2bc3df7c still ALIVE after teardown"]})
+
+
+def test_tianshou_01_and_03_one_defect_is_one_body():
+    """NOTES.md: 01 (titled by the run-level `no_leftover_actor`, first by name)
+    and 03 are the same defect: `close()` leaves the env actors ALIVE."""
+    found = upstream.causes([TIANSHOU_01, TIANSHOU_03])
+    assert len(found) == 1 and len(found[0].entries) == 2
+    assert found[0].key == ("fail: [own_actors_dead_after_teardown] (teardown collector): actor "
+                            "<id> still ALIVE after teardown")
+
+
+# -- the outputs kept, and read again without a rerun ----------------------------------
+
+def test_a_kept_output_is_read_again_without_running_the_script(tmp_path):
+    """The earlier check kept only one line per output, so its verdicts could
+    not be read again by a fixed check: --save-outputs keeps them,
+    --from-outputs reads them (a plain-Python script here, no Ray)."""
+    import json
+    import sys
+
+    from conformance.repro.upstream_check import MARK, check_dir
+
+    script = "\n".join([
+        "print('[0] use evaluator(call=submit) ...')",
+        "print('[0] use evaluator(call=submit): ok -> None (0.000s)')"])
+    bodies, kept = tmp_path / "bodies", tmp_path / "outputs"
+    bodies.mkdir()
+    (bodies / "09-fail-use-after-close.md").write_text(
+        f"# body\n\n```python\n{script}\n```\n\n{MARK}{json.dumps(RLLIB_07)} -->\n")
+    assert check_dir(str(bodies), sys.executable, log=lambda line: None, save=str(kept)) == 0
+    saved = json.loads((kept / "09-fail-use-after-close.json").read_text())
+    assert saved["returncode"] == 0 and "ok -> None" in saved["stdout"]
+    assert "| shown | use evaluator(call=submit): ok -> None" in (bodies / "CHECKED.md").read_text()
+    (kept / "09-fail-use-after-close.json").write_text(json.dumps(
+        {**saved, "stdout": saved["stdout"].replace("ok -> None", "raised builtins.RuntimeError: "
+                                                                   "closed")}))
+    assert check_dir(str(bodies), "/no/such/python", log=lambda line: None,
+                     replay=str(kept)) == 1  # read again, not run: NOT shown
+    assert "| NOT shown |" in (bodies / "CHECKED.md").read_text()
