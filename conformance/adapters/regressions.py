@@ -923,7 +923,12 @@ REGRESSIONS = {r.id: r for r in (
         "component built right after does not find them free",
         "teardowns that end with ray.kill (torchrl's RayCollector.shutdown(), RLlib's "
         "actor manager): issue #26.6",
-        (Catch("early_break/*/*/async-after-0", "fail", ("resources_released_at_teardown",),
+        # after a batch, so that its actors are ALIVE when the teardown begins:
+        # resources_released_at_teardown judges what ALIVE actors held, and
+        # right after construct (async-after-0) they were still
+        # PENDING_CREATION under load (early_break/multinode/impl/async-after-0
+        # passed once at CPU pressure 0.34, 2026-11-25: teardown in 0.002 s)
+        (Catch("early_break/*/*/sync-after-1", "fail", ("resources_released_at_teardown",),
                may_also=("own_actors_dead_after_teardown",)),),
         {"collector": _returns_at_kill},
     ),

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Run a command beside busy loops that hold the machine's cores, as on a
+shared CI runner: ``busy-loops.py [--loops N] -- CMD [ARGS...]``.
+
+Starts N processes (default: one per core) that spin on the CPU, runs CMD,
+then stops the loops it started, by pid, whatever CMD's outcome. Prints the
+CPU pressure (Linux PSI, ``/proc/pressure/cpu`` "some avg10") at the start
+and every minute to stderr. Exit status: CMD's. Used for the figures in
+ci/results/load/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+SPIN = "while True: pass"
+
+
+def cpu_pressure() -> str:
+    try:
+        with open("/proc/pressure/cpu") as f:
+            some = f.readline().split()
+    except OSError:
+        return "no PSI"
+    return dict(kv.split("=") for kv in some[1:])["avg10"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loops", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        parser.error("no command")
+    loops = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True)
+             for _ in range(args.loops)]
+    done = threading.Event()
+
+    def report():
+        while not done.wait(60):
+            print(f"busy-loops: CPU pressure avg10 {cpu_pressure()}", file=sys.stderr, flush=True)
+
+    print(f"busy-loops: {args.loops} loops (pids {[p.pid for p in loops]}), "
+          f"CPU pressure avg10 {cpu_pressure()}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+    threading.Thread(target=report, daemon=True).start()
+    try:
+        return subprocess.call(cmd)
+    finally:
+        done.set()
+        for p in loops:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+        print("busy-loops: loops stopped", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
