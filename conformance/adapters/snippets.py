@@ -2,7 +2,7 @@
 
 An adapter writes the body lines of its operations against its
 implementation's API; these build the common shapes: the component verbs of
-a torchrl-like API, a teardown from one or more threads, a liveness poll, a
+a torchrl-like API (each verb's own form, ``Verb.api_script``), a teardown from one or more threads, a liveness poll, a
 constructor call, and a module-level function's source for the header.
 They only build text: no Ray, no harness.
 """

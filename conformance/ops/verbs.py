@@ -9,6 +9,11 @@ unexpected raise is the implementation's ``fail``; ``harness`` verbs are the
 suite's own fault injections and probes, so a raise is an ``error`` verdict
 (the scenario was not observed as written), never a pass, never the
 implementation's failure.
+
+Beside how it runs, a verb declares what the rest of the suite asks of it
+(see :class:`Verb`): its script forms, its ``use`` call, and its rule in a
+random walk; the walk model, ``snippets``, the script writer and the driver
+read those declarations instead of testing verb names.
 """
 from __future__ import annotations
 
