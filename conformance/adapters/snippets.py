@@ -2,7 +2,7 @@
 
 An adapter writes the body lines of its operations against its
 implementation's API; these build the common shapes: the component verbs of
-a torchrl-like API, a teardown from one or more threads, a liveness poll, a
+a torchrl-like API (each verb's own form, ``Verb.api_script``), a teardown from one or more threads, a liveness poll, a
 constructor call, and a module-level function's source for the header.
 They only build text: no Ray, no harness.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.ops.verbs import WRITES_MORE, WRITES_WAIT
+from conformance.ops.verbs import VERBS, use_calls
 
 if TYPE_CHECKING:  # annotations only
     from conformance.adapter import Spec
@@ -22,18 +23,15 @@ if TYPE_CHECKING:  # annotations only
 ACTOR_NAME = "ACTOR_NAME"
 
 
-def call_expr(call: str, spec: Spec, submit: str | None = None) -> str | None:
-    """The expression of one component verb, as ``use`` and the verbs call it
-    (``conformance.ops.verbs.USE_VERBS``) through a torchrl-like API."""
-    return {
-        "iterate": "next(iter(collector))",
-        "start": "collector.start()",
-        "sample": "buffer.sample(4)",
-        "extend": "buffer.extend(_batch(4))",
-        "len": "len(buffer)",
-        "submit": submit,
-        "poll": "evaluator.poll(0.5)",
-    }.get(call)
+@dataclass(frozen=True)
+class Api:
+    """What the verbs' script forms through a torchrl-like API
+    (``Verb.api_script``, ``Use.expr``) take from the adapter: its spec, its
+    ``submit`` call (None: it has none) and its buffer-length expression."""
+
+    spec: Spec
+    submit: str | None = None
+    length: str = "len(buffer)"
 
 
 def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
@@ -41,85 +39,10 @@ def default_lines(op: Op, spec: Spec, *, submit: str | None = None,
     """Body lines of the component verbs for a torchrl-like API (the defaults
     of :class:`conformance.adapter.Adapter`): ``iter(collector)``,
     ``collector.start()``, ``buffer.sample/extend``, ``len(buffer)``,
-    ``evaluator.submit/poll``. ``submit`` is the adapter's submit call.
-    None for a verb this does not cover."""
-    a = op.args
-    if op.verb == "iterate":
-        k = int(a.get("batches", 1))
-        if k <= 0:
-            return ["# batches=0: the collector is never iterated",
-                    "return '0 batches'"]
-        note = ([f"# the env fails midway ({a['cause']}): this must raise, naming it"]
-                if a.get("cause") else [])
-        return [*note, "n = 0",
-                "for _ in collector:",
-                "    n += 1",
-                f"    if n >= {k}:",
-                "        break  # an early break, as a user's loop does",
-                "return f'{n} batches'"]
-    if op.verb == "exhaust":
-        return ["n = 0",
-                f"for _ in collector:  # until total_frames={spec.total_frames}",
-                "    n += 1",
-                "return f'{n} batches'"]
-    if op.verb == "start":
-        note = f"  # expected to fail: {a['fail']}" if a.get("fail") else ""
-        return [f"collector.start(){note}"]
-    if op.verb == "wait_frames":
-        want, limit = int(a.get("frames", 1)), float(a.get("timeout", 60))
-        return ["t0 = time.monotonic()",
-                f"n = {length}",
-                f"while n < {want}:",
-                f"    if time.monotonic() - t0 > {limit}:",
-                f"        raise TimeoutError(f'buffer holds {{n}} frames after {limit}s, wanted {want}')",
-                "    time.sleep(0.05)",
-                f"    n = {length}",
-                "return f'{n} frames'"]
-    if op.verb == "sample":
-        return [f"data = buffer.sample({int(a.get('batch_size', 8))})",
-                "return f'numel={data.numel()}'"]
-    if op.verb == "extend":
-        return [f"buffer.extend(_batch({int(a.get('frames', 8))}))"]
-    if op.verb == "submit":
-        return None if submit is None else [submit]
-    if op.verb == "poll":
-        return [f"result = evaluator.poll({float(a.get('timeout', 0))})",
-                "return 'ready' if result is not None else 'not ready'"]
-    if op.verb == "check_writes":  # the op's lines bind ``buffer`` to the one it writes into
-        more = int(a.get("more", WRITES_MORE))
-        limit = float(a.get("timeout", WRITES_WAIT))
-        return ["t0 = time.monotonic()",
-                f"start = n = {length}",
-                f"while n < start + {more} and time.monotonic() - t0 < {limit}:",
-                "    time.sleep(0.05)",
-                f"    n = {length}",
-                f"return f'the buffer grew by {{n - start}} frames in "
-                f"{{time.monotonic() - t0:.1f}}s ({more} wanted: the collector still writes)'"]
-    if op.verb == "check_data":
-        at_least = int(a.get("at_least", 1))
-        return [f"n = {length}",
-                f"return f'{{n}} frames (the buffer held at least {at_least} before)'"]
-    if op.verb == "check_error":
-        expr = call_expr(a["call"], spec, submit)
-        if expr is None:
-            return None
-        within = float(a.get("within", 5.0))
-        return [f"# the {a.get('cause')} failure behind it must reach this call: it raises "
-                f"(within {within}s), clearly, chained to that cause",
-                "t0 = time.monotonic()",
-                f"while time.monotonic() - t0 < {within}:",
-                f"    {expr}",
-                "    time.sleep(0.1)",
-                "return 'returned without raising: the error was not surfaced'"]
-    if op.verb == "use":
-        expr = call_expr(a["call"], spec, submit)
-        if expr is None:
-            return None
-        if a["call"] == "len":
-            expr = length
-        return ["# after teardown: the contract wants a clear 'closed' error, at once",
-                f"return repr({expr})"]
-    return None
+    ``evaluator.submit/poll``, each verb's own (``Verb.api_script``).
+    ``submit`` is the adapter's submit call. None for a verb that has none."""
+    form = VERBS[op.verb].api_script
+    return None if form is None else form(op, Api(spec, submit, length))
 
 
 def teardown_lines(call: str, op: Op) -> list[str]:

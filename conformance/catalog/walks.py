@@ -2,7 +2,8 @@
 
 Like Hypothesis' ``RuleBasedStateMachine``, a small model of the components'
 state (built, open, killed, closed; Ray up) gives each rule its
-precondition; a seed fixes every choice, so ``walk/<fixture>/<owner>/seed-<n>``
+precondition; the rules are the verbs' own (``Verb.walk``, declared beside
+each verb in ``conformance.ops.verbs``). A seed fixes every choice, so ``walk/<fixture>/<owner>/seed-<n>``
 always names the same sequence (``conformance.repro.shrink`` shrinks a failing
 one, as any scenario).
 """
@@ -13,15 +14,18 @@ import random
 from conformance.catalog.build import ALL, components_of, place_args, requirements, \
     subset_variant
 from conformance.catalog.quick_slots import quick_on
-from conformance.ops.verbs import KILL_HOWS as ALL_KILL_HOWS
+from conformance.ops.verbs import VERBS
 from conformance.ops.scenario import Op, Scenario
 
 QUICK_SEEDS = (4,)
 FULL_SEEDS = tuple(range(1, 11))
-KILL_HOWS = tuple(h for h in ALL_KILL_HOWS if h != "remove_node")  # a walk keeps its nodes
 
 
 class _Model:
+    """The components' state as a walk sees it; each verb's ``WalkRule``
+    (``conformance.ops.verbs``) reads it for its precondition and updates it
+    with its effect."""
+
     def __init__(self, fixture: str, owner: str, comps=ALL):
         self.fixture, self.owner, self.comps = fixture, owner, tuple(comps)
         self.built, self.closed, self.killed = set(), set(), set()
@@ -35,55 +39,20 @@ class _Model:
     def usable(self, comp):
         return self.open(comp) and comp not in self.killed and self.ray_up
 
+    def place_args(self, comp) -> dict:
+        return place_args(self.fixture, comp)
+
     def rules(self):
-        """(weight, op) pairs whose preconditions hold, in an order fixed by
-        the model alone: sets are iterated sorted, so the same seed gives the
+        """(weight, op) pairs whose preconditions hold: each verb's proposals
+        in the order the verbs are declared, each in an order fixed by the
+        model alone (sets are iterated sorted), so the same seed gives the
         same walk in every process, whatever its PYTHONHASHSEED."""
-        out = []
-        if self.hung:
-            return [(1, Op("teardown", c)) for c in sorted(self.built - self.closed)]
-        for comp in self.comps:
-            if comp not in self.built and self.ray_up:
-                args = dict(place_args(self.fixture, comp))
-                if comp == "collector" and self.usable("buffer"):
-                    args["buffer"] = True
-                out.append((3, Op("construct", comp, args)))
-        if self.usable("collector") and not self.started:
-            out.append((3, Op("iterate", "collector", {"batches": 1})))
-            if self.buffer_mode and self.usable("buffer"):
-                out.append((1, Op("start", "collector")))
-        if self.usable("buffer") and (self.buffer_mode or self.started):
-            # the buffer keeps what it held; at least one frame once an iteration wrote
-            out.append((1, Op("check_data", "buffer", {"at_least": int(self.written)})))
-        if self.usable("evaluator"):
-            out.append((2, Op("submit", "evaluator")))
-            out.append((1, Op("poll", "evaluator", {"timeout": 1})))
-        for comp in sorted(self.built - self.closed - self.killed):
-            if self.ray_up:
-                out.append((1, Op("kill", comp, {"how": "__how__"})))
-        for comp in sorted(self.built - self.closed):
-            out.append((2, Op("teardown", comp)))
-        for comp in sorted(self.closed):
-            out.append((1, Op("teardown", comp)))
-        if self.owner == "user" and self.ray_up and self.built:
-            out.append((1, Op("ray_shutdown")))
-        return out
+        return [(weight, Op(v.name, target, args))
+                for v in VERBS.values() if v.walk is not None and (v.walk.when_hung or not self.hung)
+                for weight, target, args in v.walk.propose(self)]
 
     def apply(self, op: Op):
-        if op.verb == "construct":
-            self.built.add(op.target)
-            self.buffer_mode |= bool(op.args.get("buffer"))
-        elif op.verb == "start":
-            self.started = True
-        elif op.verb == "iterate":
-            self.written |= self.buffer_mode
-        elif op.verb == "kill":
-            self.killed.add(op.target)
-            self.hung |= op.args.get("how") == "hang"
-        elif op.verb == "teardown":
-            self.closed.add(op.target)
-        elif op.verb == "ray_shutdown":
-            self.ray_up = False
+        VERBS[op.verb].walk.effect(self, op)
 
 
 def generate(seed: int, fixture: str, owner: str, length: int = 8,
@@ -96,12 +65,12 @@ def generate(seed: int, fixture: str, owner: str, length: int = 8,
         if not rules:
             break
         op = rng.choices([o for _, o in rules], weights=[w for w, _ in rules])[0]
-        if op.args.get("how") == "__how__":
-            op = Op("kill", op.target, {"how": rng.choice(KILL_HOWS)})
+        rule = VERBS[op.verb].walk
+        if rule.draw is not None:
+            op = Op(op.verb, op.target, rule.draw(op.args, rng))
         model.apply(op)
         ops.append(op)
-        if op.verb == "kill" and op.args["how"] != "hang":
-            ops.append(Op("check_alive", op.target, {"expect": False}))
+        ops += [Op(*then) for then in rule.then(op)]
     # end like a careful user: everything still open is torn down
     for comp in ("collector", "evaluator", "buffer"):
         if model.open(comp):

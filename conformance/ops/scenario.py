@@ -83,7 +83,7 @@ class Scenario:
         ``collector``, ``collector.2``, ...)."""
         seen = []
         for op in self._all_ops():
-            if op.verb == "construct" and op.target not in seen:
+            if VERBS[op.verb].builds and op.target not in seen:
                 seen.append(op.target)
         return tuple(seen)
 

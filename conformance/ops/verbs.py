@@ -9,6 +9,11 @@ unexpected raise is the implementation's ``fail``; ``harness`` verbs are the
 suite's own fault injections and probes, so a raise is an ``error`` verdict
 (the scenario was not observed as written), never a pass, never the
 implementation's failure.
+
+Beside how it runs, a verb declares what the rest of the suite asks of it
+(see :class:`Verb`): its script forms, its ``use`` call, and its rule in a
+random walk; the walk model, ``snippets``, the script writer and the driver
+read those declarations instead of testing verb names.
 """
 from __future__ import annotations
 
@@ -69,6 +74,62 @@ class Verb:
     #: verbs the harness writes itself; None: the adapter writes them
     #: (``Adapter.script_lines``). Raises ``NoScript`` for what a script cannot do.
     script: Callable | None = None
+    #: (ops) -> what a standalone script defines at module level for these ops
+    #: of the verb, each a line of code or a module-level function (its source
+    #: is written); [] when none of them needs anything
+    script_header: Callable = lambda ops: []
+    #: (op, api) -> the op's body lines through a torchrl-like API
+    #: (``conformance.adapters.snippets.default_lines``: ``api`` holds the
+    #: adapter's spec and its ``submit`` and buffer ``length`` expressions);
+    #: None: no default, the adapter writes its own or none
+    api_script: Callable | None = None
+    #: the op builds its target: the driver and the scripts know the target
+    #: only from then on
+    builds: bool = False
+    #: the op works on the buffer its target (a collector instance) writes
+    #: into: a script binds ``buffer`` to that one
+    on_written_buffer: bool = False
+    #: result -> the error of a call the op caught and recorded in its result
+    #: (teardown's ``calls``): the op then counts as raised with it
+    inner_error: Callable = lambda result: None
+    #: what ``use`` and ``check_error`` call after this verb's name (:class:`Use`)
+    use: Use | None = None
+    #: the verb as a rule of a random walk (:class:`WalkRule`); None: walks never use it
+    walk: WalkRule | None = None
+
+
+@dataclass(frozen=True)
+class Use:
+    """A verb as a call after teardown (``use(call=name)``, ``check_error``):
+    ``run(ctx, obj)`` the call as the driver makes it, ``expr(api)`` the same
+    call as an expression of a standalone script through a torchrl-like API
+    (``api`` as in ``Verb.api_script``; None: that API has none)."""
+
+    name: str
+    run: Callable
+    expr: Callable
+
+
+@dataclass(frozen=True)
+class WalkRule:
+    """A verb as a rule of a random walk (``conformance.catalog.walks``), as a
+    Hypothesis ``@rule`` with its ``@precondition``: ``propose(model)`` lists
+    ``(weight, target, args)`` for each op whose precondition holds in the
+    model's state (empty: none does), in an order fixed by the model alone;
+    ``effect(model, op)`` updates that state once the op is chosen. The
+    model has ``comps``, ``owner``, the sets ``built``, ``closed``,
+    ``killed``, the flags ``ray_up``, ``started``, ``buffer_mode``,
+    ``written``, ``hung``, and ``open(comp)``, ``usable(comp)``,
+    ``place_args(comp)``. ``draw(args, rng)`` makes the op's own random
+    choices once it is chosen; ``then(op)`` lists the ``(verb, target,
+    args)`` that follow it at once; ``when_hung``: the rule still applies
+    once an actor hangs (anything else may wait forever)."""
+
+    propose: Callable
+    effect: Callable = lambda model, op: None
+    draw: Callable | None = None
+    then: Callable = lambda op: ()
+    when_hung: bool = False
 
 
 VERBS: dict[str, Verb] = {}
@@ -84,6 +145,11 @@ def verb(party: str, doc: str, expects_raise: Callable = lambda op: False, **dec
 
 def deadline_of(op, adapter, spec) -> float:
     return VERBS[op.verb].deadline(op, adapter, spec)
+
+
+def use_calls() -> dict[str, Use]:
+    """The calls ``use`` and ``check_error`` make, by name (``Verb.use``)."""
+    return {v.use.name: v.use for v in VERBS.values() if v.use is not None}
 
 
 def optional_feature_of(op) -> str | None:
@@ -199,13 +265,30 @@ def _spec_for(ctx, op):
     return spec.with_(**changes)
 
 
+def _construct_proposals(model) -> list:
+    out = []
+    for comp in model.comps:
+        if comp not in model.built and model.ray_up:
+            args = dict(model.place_args(comp))
+            if comp == "collector" and model.usable("buffer"):
+                args["buffer"] = True
+            out.append((3, comp, args))
+    return out
+
+
+def _constructed(model, op) -> None:
+    model.built.add(op.target)
+    model.buffer_mode |= bool(op.args.get("buffer"))
+
+
 @verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
             "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
             "instance's, fill: its actors take all the CPUs of their node)", _may_fail,
       needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
-      probes_actors=True)
+      probes_actors=True, builds=True,
+      walk=WalkRule(_construct_proposals, _constructed))
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
@@ -253,9 +336,33 @@ def _count(items, limit=None) -> dict:
     return {"batches": n, "frames": frames}
 
 
+def _iterate_script(op, api) -> list[str]:
+    k = int(op.args.get("batches", 1))
+    if k <= 0:
+        return ["# batches=0: the collector is never iterated",
+                "return '0 batches'"]
+    note = ([f"# the env fails midway ({op.args['cause']}): this must raise, naming it"]
+            if op.args.get("cause") else [])
+    return [*note, "n = 0",
+            "for _ in collector:",
+            "    n += 1",
+            f"    if n >= {k}:",
+            "        break  # an early break, as a user's loop does",
+            "return f'{n} batches'"]
+
+
+def _iterated(model, op) -> None:
+    model.written |= model.buffer_mode
+
+
 @verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
             "actor is killed meanwhile, so a clear error is allowed; cause: the env "
-            "fails midway, so it must raise, naming that cause)", _surfaces_error)
+            "fails midway, so it must raise, naming that cause)", _surfaces_error,
+      api_script=_iterate_script,
+      use=Use("iterate", lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
+              lambda api: "next(iter(collector))"),
+      walk=WalkRule(lambda m: [(3, "collector", {"batches": 1})]
+                    if m.usable("collector") and not m.started else [], _iterated))
 def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
@@ -264,20 +371,51 @@ def iterate(ctx, op):
 
 
 @verb(IMPL, "iterate a collector until total_frames",
-      deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True)
+      deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True,
+      api_script=lambda op, api: [
+          "n = 0",
+          f"for _ in collector:  # until total_frames={api.spec.total_frames}",
+          "    n += 1",
+          "return f'{n} batches'"])
 def exhaust(ctx, op):
     return _count(ctx.adapter.iterate(ctx.objects[op.target]))
 
 
+def _may_start(model) -> bool:
+    return model.usable("collector") and not model.started and model.buffer_mode \
+        and model.usable("buffer")
+
+
+def _started(model, op) -> None:
+    model.started = True
+
+
 @verb(IMPL, "start the collector's background thread", _fails_on_purpose,
-      needs=lambda op: () if op.args.get("fail") else ("background",))
+      needs=lambda op: () if op.args.get("fail") else ("background",),
+      api_script=lambda op, api: [
+          "collector.start()" + (f"  # expected to fail: {op.args['fail']}"
+                                 if op.args.get("fail") else "")],
+      use=Use("start", lambda ctx, o: ctx.adapter.start(o), lambda api: "collector.start()"),
+      walk=WalkRule(lambda m: [(1, "collector", {})] if _may_start(m) else [], _started))
 def start(ctx, op):
     ctx.adapter.start(ctx.objects[op.target])
     return {}
 
 
+def _wait_frames_script(op, api) -> list[str]:
+    want, limit = int(op.args.get("frames", 1)), float(op.args.get("timeout", 60))
+    return ["t0 = time.monotonic()",
+            f"n = {api.length}",
+            f"while n < {want}:",
+            f"    if time.monotonic() - t0 > {limit}:",
+            f"        raise TimeoutError(f'buffer holds {{n}} frames after {limit}s, wanted {want}')",
+            "    time.sleep(0.05)",
+            f"    n = {api.length}",
+            "return f'{n} frames'"]
+
+
 @verb(IMPL, "wait until the buffer holds n frames (args: frames, timeout)",
-      timeout_of=lambda op: float(op.args.get("timeout", 60)))
+      timeout_of=lambda op: float(op.args.get("timeout", 60)), api_script=_wait_frames_script)
 def wait_frames(ctx, op):
     """Poll the buffer's length until it reaches ``frames`` (bounded)."""
     from fixtures.wait import poll
@@ -307,11 +445,18 @@ def _in_ray_call_script(op, w) -> list[str]:
             "return f'inside Ray: {found}'"]
 
 
+def _in_ray_call_helpers(ops) -> list:
+    from conformance.ops.threads import blocked_in_ray, inside_ray, ray_driver_thread
+
+    return [ray_driver_thread, blocked_in_ray, inside_ray] if ops else []
+
+
 @verb(HARNESS, "wait until a thread the implementation started is blocked in a call into "
                "Ray (its innermost frame in ray.get's or ray.wait's wait: "
                "threads.blocked_in_ray), so that the next op races that "
                "call on purpose, not by chance; records the thread and where",
-      deadline=lambda op, adapter, spec: IN_CALL_WAIT + 30.0, script=_in_ray_call_script)
+      deadline=lambda op, adapter, spec: IN_CALL_WAIT + 30.0, script=_in_ray_call_script,
+      script_header=_in_ray_call_helpers)
 def in_ray_call(ctx, op):
     from conformance.ops.threads import inside_ray, not_the_implementations
     from fixtures.wait import poll
@@ -324,7 +469,10 @@ def in_ray_call(ctx, op):
     return {"inside": found}
 
 
-@verb(IMPL, "sample a batch from the buffer (args: batch_size)")
+@verb(IMPL, "sample a batch from the buffer (args: batch_size)",
+      api_script=lambda op, api: [f"data = buffer.sample({int(op.args.get('batch_size', 8))})",
+                                  "return f'numel={data.numel()}'"],
+      use=Use("sample", lambda ctx, o: ctx.adapter.sample(o, 4), lambda api: "buffer.sample(4)"))
 def sample(ctx, op):
     data = ctx.adapter.sample(ctx.objects[op.target], int(op.args.get("batch_size", 8)))
     return {"numel": int(data.numel()) if hasattr(data, "numel") else None}
@@ -349,14 +497,43 @@ def _batch(n: int):
     )
 
 
-@verb(IMPL, "write a small batch into the buffer from the driver (args: frames)")
+@verb(IMPL, "write a small batch into the buffer from the driver (args: frames)",
+      api_script=lambda op, api: [f"buffer.extend(_batch({int(op.args.get('frames', 8))}))"],
+      use=Use("extend", lambda ctx, o: ctx.adapter.extend(o, _batch(4)),
+              lambda api: "buffer.extend(_batch(4))"))
 def extend(ctx, op):
     n = int(op.args.get("frames", 8))
     ctx.adapter.extend(ctx.objects[op.target], _batch(n))
     return {"frames": n}
 
 
-@verb(IMPL, "submit an evaluation to the eval worker")
+def _check_data_script(op, api) -> list[str]:
+    at_least = int(op.args.get("at_least", 1))
+    return [f"n = {api.length}",
+            f"return f'{{n}} frames (the buffer held at least {at_least} before)'"]
+
+
+def _check_data_proposals(model) -> list:
+    # the buffer keeps what it held; at least one frame once an iteration wrote
+    if model.usable("buffer") and (model.buffer_mode or model.started):
+        return [(1, "buffer", {"at_least": int(model.written)})]
+    return []
+
+
+# declared before submit: a walk proposes the verbs' rules in the order declared
+@verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
+            "earlier reading (args: at_least)", api_script=_check_data_script,
+      use=Use("len", lambda ctx, o: ctx.adapter.buffer_len(o), lambda api: api.length),
+      walk=WalkRule(_check_data_proposals))
+def check_data(ctx, op):
+    n = ctx.adapter.buffer_len(ctx.objects[op.target])
+    return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
+
+
+@verb(IMPL, "submit an evaluation to the eval worker",
+      api_script=lambda op, api: None if api.submit is None else [api.submit],
+      use=Use("submit", lambda ctx, o: ctx.adapter.submit(o, ctx.spec), lambda api: api.submit),
+      walk=WalkRule(lambda m: [(2, "evaluator", {})] if m.usable("evaluator") else []))
 def submit(ctx, op):
     ctx.adapter.submit(ctx.objects[op.target], ctx.spec)
     return {}
@@ -368,7 +545,11 @@ POLL_GRACE = 30.0
 
 @verb(IMPL, "poll the eval worker (args: timeout, may_fail)", _may_fail,
       timeout_of=lambda op: float(op.args.get("timeout", 0)),
-      deadline=lambda op, adapter, spec: float(op.args.get("timeout", 0)) + POLL_GRACE)
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", 0)) + POLL_GRACE,
+      api_script=lambda op, api: [f"result = evaluator.poll({float(op.args.get('timeout', 0))})",
+                                  "return 'ready' if result is not None else 'not ready'"],
+      use=Use("poll", lambda ctx, o: ctx.adapter.poll(o, 0.5), lambda api: "evaluator.poll(0.5)"),
+      walk=WalkRule(lambda m: [(1, "evaluator", {"timeout": 1})] if m.usable("evaluator") else []))
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
     result = ctx.adapter.poll(ctx.objects[op.target], timeout)
@@ -556,6 +737,31 @@ def _kill_script(op, w) -> list[str]:
                    "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
 
 
+def _kill_helpers(ops) -> list:
+    if not any(op.args.get("how") in IN_FLIGHT_HOWS for op in ops):
+        return []
+    from conformance import envs
+
+    return [f"FLAG_DIR = {envs.FLAG_DIR!r}", envs.process_key, envs.hang_flag]
+
+
+#: the ways a walk kills: it keeps its nodes
+WALK_KILL_HOWS = tuple(h for h in KILL_HOWS if h != "remove_node")
+
+
+def _killed(model, op) -> None:
+    model.killed.add(op.target)
+    model.hung |= op.args.get("how") == "hang"
+
+
+KILL_WALK = WalkRule(
+    lambda m: [(1, comp, {}) for comp in sorted(m.built - m.closed - m.killed) if m.ray_up],
+    _killed, draw=lambda args, rng: {"how": rng.choice(WALK_KILL_HOWS)},
+    # a killed component's death must be reported (a hung one may not answer)
+    then=lambda op: [] if op.args["how"] == "hang" else [
+        ("check_alive", op.target, {"expect": False})])
+
+
 @verb(HARNESS, "kill one actor of a component from outside the implementation "
                "(args: how, index: 0 the first, -1 the last; during: a verb, after: s: "
                "armed now, the kill lands from a harness thread `after` seconds into "
@@ -563,7 +769,7 @@ def _kill_script(op, w) -> list[str]:
                "armed only: the call in flight hangs in its env's next step)",
       # removing the node under a component needs it placed there (an actor option)
       needs=lambda op: ("actor_options",) if op.args.get("how") == "remove_node" else (),
-      probes_actors=True, script=_kill_script)
+      probes_actors=True, script=_kill_script, script_header=_kill_helpers, walk=KILL_WALK)
 def kill(ctx, op):
     """A fault aimed at what is live: the actor's pid and node are read from the
     GCS now, a signal never goes to a process group, this driver or anything
@@ -750,9 +956,26 @@ def _teardown_deadline(op, adapter, spec) -> float:
     return per_call * int(op.args.get("times", 1)) + 5
 
 
+def _teardown_proposals(model) -> list:
+    if model.hung:  # a careful user's only move
+        return [(1, comp, {}) for comp in sorted(model.built - model.closed)]
+    return [(2, comp, {}) for comp in sorted(model.built - model.closed)] + \
+        [(1, comp, {}) for comp in sorted(model.closed)]
+
+
+def _closed(model, op) -> None:
+    model.closed.add(op.target)
+
+
+def _first_bad_call(result) -> dict | None:
+    return next((c["error"] for c in result.get("calls", []) if c["status"] != "ok"), None)
+
+
 @verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
       needs=lambda op: ("shutdown_ray",) if op.args.get("shutdown_ray") else (),
-      deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True)
+      deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True,
+      inner_error=_first_bad_call,
+      walk=WalkRule(_teardown_proposals, _closed, when_hung=True))
 def teardown(ctx, op):
     """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
     obj = ctx.objects[op.target]
@@ -780,8 +1003,14 @@ def teardown(ctx, op):
     return {"calls": calls}
 
 
+def _ray_down(model, op) -> None:
+    model.ray_up = False
+
+
 @verb(IMPL, "the user calls ray.shutdown()", probes_actors=True,
-      script=lambda op, w: ["ray.shutdown()  # the user's own"])
+      script=lambda op, w: ["ray.shutdown()  # the user's own"],
+      walk=WalkRule(lambda m: [(1, None, {})] if m.owner == "user" and m.ray_up and m.built
+                    else [], _ray_down))
 def ray_shutdown(ctx, op):
     import ray
 
@@ -804,23 +1033,21 @@ def ray_restart(ctx, op):
     return ctx.init_ray_as_user()
 
 
-USE_VERBS = {
-    "iterate": lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
-    "start": lambda ctx, o: ctx.adapter.start(o),
-    "sample": lambda ctx, o: ctx.adapter.sample(o, 4),
-    "extend": lambda ctx, o: ctx.adapter.extend(o, _batch(4)),
-    "len": lambda ctx, o: ctx.adapter.buffer_len(o),
-    "submit": lambda ctx, o: ctx.adapter.submit(o, ctx.spec),
-    "poll": lambda ctx, o: ctx.adapter.poll(o, 0.5),
-}
+def _use_script(op, api) -> list[str] | None:
+    expr = use_calls()[op.args["call"]].expr(api)
+    return None if expr is None else [
+        "# after teardown: the contract wants a clear 'closed' error, at once",
+        f"return repr({expr})"]
 
 
-@verb(IMPL, "call a method of a component after its teardown (args: call)", lambda op: True,
+@verb(IMPL, "call a method of a component after its teardown (args: call, a verb's "
+            "`Verb.use` name)", lambda op: True,
       # start() is only there with the feature: without it, that call is
       # unsupported and the other calls of the scenario are still checked
-      optional_feature=lambda op: "background" if op.args.get("call") == "start" else None)
+      optional_feature=lambda op: "background" if op.args.get("call") == "start" else None,
+      api_script=_use_script)
 def use(ctx, op):
-    USE_VERBS[op.args["call"]](ctx, ctx.objects[op.target])
+    use_calls()[op.args["call"]].run(ctx, ctx.objects[op.target])
     return {}
 
 
@@ -882,18 +1109,34 @@ def _check_error_deadline(op, adapter, spec) -> float:
     return float(op.args.get("within", LIVENESS_BOUND)) + adapter.teardown_bound + 10
 
 
+def _check_error_script(op, api) -> list[str] | None:
+    a = op.args
+    expr = use_calls()[a["call"]].expr(api)
+    if expr is None:
+        return None
+    within = float(a.get("within", 5.0))
+    return [f"# the {a.get('cause')} failure behind it must reach this call: it raises "
+            f"(within {within}s), clearly, chained to that cause",
+            "t0 = time.monotonic()",
+            f"while time.monotonic() - t0 < {within}:",
+            f"    {expr}",
+            "    time.sleep(0.1)",
+            "return 'returned without raising: the error was not surfaced'"]
+
+
 @verb(IMPL, "the user's next call after the work behind it failed (args: call, one of "
             "the `use` calls; cause: env or actor; within: s): repeated until it raises, "
             "which is the expected outcome; returning only means the error was not "
             "surfaced", lambda op: True, deadline=_check_error_deadline,
-      needs=lambda op: ("background",) if op.args.get("call") == "start" else ())
+      needs=lambda op: ("background",) if op.args.get("call") == "start" else (),
+      api_script=_check_error_script)
 def check_error(ctx, op):
     """Call ``call`` until it raises (the op then raises that error) or
     ``within`` seconds pass (the op returns how often it returned silently)."""
     from fixtures.wait import poll
 
     within = float(op.args.get("within", LIVENESS_BOUND))
-    call = USE_VERBS[op.args["call"]]
+    call = use_calls()[op.args["call"]].run
     obj = ctx.objects[op.target]
     t0 = time.monotonic()
     tries = {"returned": 0}
@@ -911,13 +1154,6 @@ def check_error(ctx, op):
         raise error
     return {"returned": tries["returned"], "elapsed": round(time.monotonic() - t0, 3),
             "within": within}
-
-
-@verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
-            "earlier reading (args: at_least)")
-def check_data(ctx, op):
-    n = ctx.adapter.buffer_len(ctx.objects[op.target])
-    return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
 
 
 def _check_name_script(op, w) -> list[str]:
@@ -957,17 +1193,31 @@ WRITES_MORE = 16
 
 def _writes_into(ctx, target: str) -> str:
     into = next((writes_into(o) for o in ctx.scenario.ops
-                 if o.verb == "construct" and o.target == target), None)
+                 if VERBS[o.verb].builds and o.target == target), None)
     if into is None or into not in ctx.objects:
         raise HarnessError(f"scenario error: {target} writes into no buffer that was built")
     return into
+
+
+def _check_writes_script(op, api) -> list[str]:
+    """The op's lines bind ``buffer`` to the one it writes into."""
+    more = int(op.args.get("more", WRITES_MORE))
+    limit = float(op.args.get("timeout", WRITES_WAIT))
+    return ["t0 = time.monotonic()",
+            f"start = n = {api.length}",
+            f"while n < start + {more} and time.monotonic() - t0 < {limit}:",
+            "    time.sleep(0.05)",
+            f"    n = {api.length}",
+            f"return f'the buffer grew by {{n - start}} frames in "
+            f"{{time.monotonic() - t0:.1f}}s ({more} wanted: the collector still writes)'"]
 
 
 @verb(IMPL, "wait until the buffer a collector instance writes into holds `more` frames more "
             "than when the op started: the collector's writes still land (args: more, "
             "timeout); a buffer that does not grow is recorded, not raised: data_kept "
             "judges each writer",
-      deadline=lambda op, adapter, spec: float(op.args.get("timeout", WRITES_WAIT)) + 30.0)
+      deadline=lambda op, adapter, spec: float(op.args.get("timeout", WRITES_WAIT)) + 30.0,
+      api_script=_check_writes_script, on_written_buffer=True)
 def check_writes(ctx, op):
     from fixtures.wait import poll
 

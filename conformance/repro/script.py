@@ -111,11 +111,11 @@ def aliases(op: Op, scenario: Scenario) -> list[str]:
     verbs write their lines against the kinds' names. None for an op on the
     first instances (their variables are the kinds')."""
     bound = {}
-    if op.target is not None and op.verb != "construct":  # a construct assigns its own
+    if op.target is not None and not verbs.VERBS[op.verb].builds:  # that op assigns its own
         bound[kind_of(op.target)] = op.target
-    into = writes_into(op) or (op.verb == "check_writes" and next(
-        (writes_into(o) for o in scenario.ops if o.verb == "construct" and o.target == op.target),
-        None))
+    into = writes_into(op) or (verbs.VERBS[op.verb].on_written_buffer and next(
+        (writes_into(o) for o in scenario.ops
+         if verbs.VERBS[o.verb].builds and o.target == op.target), None))
     if into:
         bound["buffer"] = into
     return [f"{variable(k)} = {variable(t)}  # this op's {t}" for k, t in bound.items() if k != t]
@@ -129,7 +129,8 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
     if form is not None:
         return aliases(op, scenario) + form(op, Writer(adapter, scenario))
     op_spec = spec
-    if op.verb == "construct":
+    builds = verbs.VERBS[op.verb].builds
+    if builds:
         op_spec = verbs._spec_for(SimpleNamespace(
             spec=spec, actor_name=_NAME_SENTINEL,
             node_cpus=lambda place: fixture_cpus(scenario.fixture, place)), op)
@@ -141,7 +142,7 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
     named = op.args.get("named") or True
     lines = [line.replace(repr(actor_name(_NAME_SENTINEL, named)), Writer.actor_name(named))
              .replace(repr(_NAME_SENTINEL), ACTOR_NAME) for line in lines]
-    if op.verb == "construct":
+    if builds:
         fail = op.args.get("fail")
         if fail:
             lines.insert(0, f"# expected to fail clearly ({fail}) and leave no actor behind")
@@ -438,16 +439,9 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     if more:
         out += [f"{' = '.join(more)} = None  # the further instances of the components"]
     out += ["", ""] + source_of(verbs._batch)
-    if any(op.verb == "in_ray_call" for op in scenario.ops):
-        from conformance.ops.threads import blocked_in_ray, inside_ray, ray_driver_thread
-
-        for helper in (ray_driver_thread, blocked_in_ray, inside_ray):
-            out += ["", ""] + source_of(helper)
-    if any(op.verb == "kill" and op.args.get("how") in verbs.IN_FLIGHT_HOWS for op in scenario.ops):
-        from conformance import envs
-
-        out += ["", "", f"FLAG_DIR = {envs.FLAG_DIR!r}", "", ""] + source_of(envs.process_key) \
-            + ["", ""] + source_of(envs.hang_flag)
+    for verb in verbs.VERBS.values():  # what the verbs' lines call (``Verb.script_header``)
+        for item in verb.script_header([op for op in scenario.ops if op.verb == verb.name]):
+            out += ["", ""] + ([item] if isinstance(item, str) else source_of(item))
     table = []
     for i, op in enumerate(scenario.ops):
         out += ["", ""]
@@ -466,8 +460,8 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
         else:
             out += [f"def op_{i}():", f"    # {name}"] + [f"    {line}" if line else ""
                                                          for line in lines]
-        needs = variable(op.target) if (op.target and op.verb != "construct") else None
         verb = verbs.VERBS[op.verb]
+        needs = variable(op.target) if (op.target and not verb.builds) else None
         deadline = verbs.deadline_of(op, adapter, spec)
         table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {verb.probes_actors}, "
                      f"{(op.target if verb.settles else None)!r}),")

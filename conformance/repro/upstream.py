@@ -34,12 +34,11 @@ import sys
 from dataclasses import dataclass, field
 
 from conformance.reports.summary import first_violation
+from conformance.repro.upstream_check import BODY_NAME
 
 FIXTURE_ORDER = {"local": 0, "multinode": 1, "external": 2}
 OWNER_ORDER = {"user": 0, "impl": 1}
 BAD = ("fail", "crash", "hang", "setup-error")
-#: the file name of a body (``write_all``): ``NN-<slug>.md``
-BODY_NAME = re.compile(r"\d\d-.*\.md$")
 
 
 def cause_of(entry: dict) -> str:

@@ -39,7 +39,9 @@ from dataclasses import dataclass
 from conformance.judge import findings
 from conformance.judge.oracles import LIVE_STATES
 from conformance.reports.summary import findings_of
-from conformance.repro.upstream import BODY_NAME
+
+#: the file name of an issue body (``upstream.write_all``): ``NN-<slug>.md``
+BODY_NAME = re.compile(r"\d\d-.*\.md$")
 
 MARK = "<!-- rlc-finding "
 #: a script's line for a Ray runtime the probes did not see (Ray's own log, on stderr)

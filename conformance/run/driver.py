@@ -254,7 +254,7 @@ class Context:
         live actors (``owned_runtime_ended``)."""
         ended, self.last_runtime = self.last_runtime, identity
         if identity is not None:
-            if op.verb == "construct":
+            if verbs.VERBS[op.verb].builds:
                 skip = {self.peer_standby.pid} if self.peer_standby is not None else set()
                 known = {p["pid"]: p for p in self.runtime_processes.get(identity, [])}
                 known.update({p["pid"]: p for p in ray_processes(skip)})
@@ -364,7 +364,7 @@ def harness_reading(read):
 def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[dict]) -> None:
     verb = verbs.VERBS[op.verb]
     feature = verbs.optional_feature_of(op)
-    never_built = op.target and op.target not in ctx.objects and op.verb != "construct"
+    never_built = op.target and op.target not in ctx.objects and not verb.builds
     unsupported = feature and feature not in ctx.adapter.features
     # read before the op's begin record: a reading that hangs is the harness's
     before = harness_reading(lambda: ctx.release_reading(op.target)) \
@@ -404,11 +404,9 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
             interrupt = armed.record(raised, out_at)
             if status == "interrupted" and armed.ends_program:
                 ctx.interrupts.uncaught = raised  # the user's program ends with it
-        if op.verb == "teardown" and status == "ok":
-            calls = result.get("calls", [])
-            bad = [c for c in calls if c["status"] != "ok"]
-            if bad:
-                status, error = "raised", bad[0]["error"]
+        inner = verb.inner_error(result) if status == "ok" else None
+        if inner is not None:  # a call the op made raised (teardown's calls)
+            status, error = "raised", inner
     writer.write({
         "phase": "end", "i": i, "op": op.to_dict(), "status": status,
         "error": error, "duration": round(duration, 4), "result": result,
@@ -435,16 +433,16 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
     ended = ctx.note_runtime(probe["ray"], op)
     if ended is not None:
         probe["runtime_end"] = ended
-    if op.verb == "construct" and status == "ok":
-        probe["created"] = ctx.describe_actors(op.target)
     verb = verbs.VERBS[op.verb]
+    if verb.builds and status == "ok":
+        probe["created"] = ctx.describe_actors(op.target)
     if verb.probes_actors:
         # Wait for the component's actors to die, unless it owns none.
         settle = op.target if verb.settles and op.target not in ctx.connected \
             and status != "interrupted" else None  # an interrupted teardown may not be done
         probe["actors"] = ctx.states_by_component(settle=settle)
     if status == "raised" and (op.args.get("fail") or (
-            op.verb == "construct" and op.args.get("may_fail"))):
+            verb.builds and op.args.get("may_fail"))):
         probe["job_actors"] = job_actors(ctx)  # a failed call leaves no actor behind
     return probe
 
