@@ -85,12 +85,12 @@ def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_r
     from conformance.mutation.distributor import Selection
 
     coverage = {"baseline": {
-        "order/local/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 5.0, "fixture": "local"},
+        "early_break/local/user/async-after-0": {"verdict": "pass", "duration": 5.0, "fixture": "local"},
         "order/multinode/user/collector>buffer>evaluator>ray": {"verdict": "pass", "duration": 3.0,
                                                                 "fixture": "multinode"},
         "exhaustion/multinode/user/async": {"verdict": "pass", "duration": 2.0, "fixture": "multinode"},
         "double_close/multinode/user/buffer-twice": {"verdict": "fail", "duration": 1.0, "fixture": "multinode"},
-    }, "lines": {"impl/x.py": {"10": ["order/local/user/collector>buffer>evaluator>ray",
+    }, "lines": {"impl/x.py": {"10": ["early_break/local/user/async-after-0",
                                       "order/multinode/user/collector>buffer>evaluator>ray",
                                       "exhaustion/multinode/user/async",
                                       "double_close/multinode/user/buffer-twice"]}}}
@@ -99,9 +99,9 @@ def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_r
     assert "double_close/multinode/user/buffer-twice" not in found  # fails on the reference: kills nothing
     assert selection.order("impl/x.py", 10, found) == [
         "exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
-        "order/local/user/collector>buffer>evaluator>ray"]
-    selection.kills.append(("impl/x.py", 14, "order/local/user/collector>buffer>evaluator>ray"))
-    assert selection.order("impl/x.py", 10, found)[0] == "order/local/user/collector>buffer>evaluator>ray"
+        "early_break/local/user/async-after-0"]
+    selection.kills.append(("impl/x.py", 14, "early_break/local/user/async-after-0"))
+    assert selection.order("impl/x.py", 10, found)[0] == "early_break/local/user/async-after-0"
     assert selection.order("impl/y.py", 10, found)[0] == "exhaustion/multinode/user/async"
 
 
@@ -223,7 +223,7 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
     (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
     monkeypatch.chdir(tmp_path)
     ids = ["exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
-           "order/local/user/collector>buffer>evaluator>ray"]
+           "early_break/local/user/async-after-0"]
     coverage = {"baseline": {sid: {"verdict": "pass", "duration": float(k), "fixture": sid.split("/")[1]}
                              for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
     item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
