@@ -8,9 +8,10 @@ does not: each local scenario starts a Ray runtime of its own in the driver
 and ends it (per scenario, median of 59 local quick runs: setup 5.8 s, exit
 2.1 s, 10.3 s in all, against 4.3 s on the multinode fixture's shared
 cluster; reference, 2026-11-25, `python -m conformance bench --from-report
-ci/results/torchrl/reference_ray-2.60.0.json`). A regression variant
-whose catch is the same on both fixtures is run on local by the full profile
-and by ``RLC_CI_FULL=1 pytest tests/conformance/test_detection.py``;
+ci/results/torchrl/reference_ray-2.60.0.json`). The local twins stay in the
+full profile, and a regression variant whose catch is the same on both
+fixtures is checked on local by ``RLC_CI_FULL=1 pytest
+tests/conformance/test_detection.py``;
 ``test_detection`` holds the quick profile to catching every variant on
 multinode, and on local where its local catch is the fixture's own.
 
