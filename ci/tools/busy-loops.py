@@ -3,7 +3,9 @@
 shared CI runner: ``busy-loops.py [--loops N] -- CMD [ARGS...]``.
 
 Starts N processes (default: one per core) that spin on the CPU, runs CMD,
-then stops the loops it started, by pid, whatever CMD's outcome. Prints the
+then stops the loops it started, by pid, whatever CMD's outcome: on CMD's
+exit, Ctrl-C, SIGTERM or SIGHUP. Each loop also ends by itself when this
+process is gone (its parent changes), so a SIGKILL leaves nothing spinning. Prints the
 CPU pressure (Linux PSI, ``/proc/pressure/cpu`` "some avg10") at the start
 and every minute to stderr. Exit status: CMD's. Used for the figures in
 ci/results/load/README.md.
@@ -17,7 +19,8 @@ import subprocess
 import sys
 import threading
 
-SPIN = "while True: pass"
+#: a loop that spins until its parent (this script) is gone
+SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
 
 
 def cpu_pressure() -> str:
@@ -37,18 +40,21 @@ def main() -> int:
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         parser.error("no command")
-    loops = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True)
-             for _ in range(args.loops)]
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # unwind: the finally below runs
+        signal.signal(signum, lambda n, frame: sys.exit(128 + n))
+    loops: list[subprocess.Popen] = []
     done = threading.Event()
 
     def report():
         while not done.wait(60):
             print(f"busy-loops: CPU pressure avg10 {cpu_pressure()}", file=sys.stderr, flush=True)
 
-    print(f"busy-loops: {args.loops} loops (pids {[p.pid for p in loops]}), "
-          f"CPU pressure avg10 {cpu_pressure()}: {' '.join(cmd)}", file=sys.stderr, flush=True)
-    threading.Thread(target=report, daemon=True).start()
     try:
+        for _ in range(args.loops):
+            loops.append(subprocess.Popen([sys.executable, "-c", SPIN]))
+        print(f"busy-loops: {args.loops} loops (pids {[p.pid for p in loops]}), "
+              f"CPU pressure avg10 {cpu_pressure()}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+        threading.Thread(target=report, daemon=True).start()
         return subprocess.call(cmd)
     finally:
         done.set()

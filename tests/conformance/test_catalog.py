@@ -31,7 +31,7 @@ def test_quick_profile_has_every_family_on_multinode_and_its_listed_local_slots(
 def test_a_local_slot_needs_the_family_to_mark_the_scenario_quick():
     assert quick_on("multinode", "restart", "user", "buffer>collector>evaluator")
     assert not quick_on("local", "restart", "user", "buffer>collector>evaluator")
-    assert quick_on("local", "named", "user", "peer-then-owner")
+    assert quick_on("local", "early_break", "user", "async-after-0")
     assert catalog.find("restart/local/user/buffer>collector>evaluator").profiles == ("full",)
 
 
