@@ -874,9 +874,12 @@ REGRESSIONS = {r.id: r for r in (
         # measured: local fails every run (6 of 6), multinode 3 of 6 (there
         # the thread's reconnection races the teardown that follows), so the
         # catch is claimed on local only
+        # the teardown waits its whole join budget for the thread that was
+        # never told to stop: at the bound's edge (10.80 s against 10 s in a
+        # CI rehearsal, 2026-11-25), so teardown_within_bound may fail too
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
-                         "no_leftover_thread"),
+                         "no_leftover_thread", "teardown_within_bound"),
                # the harness's probe after the teardown may hang on the runtime
                # the buggy thread is starting (seen once in 1 run, 2026-11-25)
                may_be_unknown=("no_leftover_actor", "harness")),),

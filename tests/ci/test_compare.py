@@ -270,11 +270,11 @@ def test_pytest_runs_exactly_the_listed_scenarios(tmp_path):
     ids = sorted(ln.split("[", 1)[1].rsplit("]", 1)[0] for ln in text.splitlines()
                  if "test_scenario[" in ln)
     assert ids == sorted([SEED, FAILING]), text
-    code, text = collect("--scenarios-from", listing, "--scenario", "exit/local/user/*")
+    code, text = collect("--scenarios-from", listing, "--scenario", "exit/multinode/user/*")
     ids = {ln.split("[", 1)[1].rsplit("]", 1)[0] for ln in text.splitlines()
            if "test_scenario[" in ln}
     assert code == 0 and {SEED, FAILING} < ids and len(ids) > 2, text
-    assert all(i in (SEED, FAILING) or i.startswith("exit/local/user/") for i in ids)
+    assert all(i in (SEED, FAILING) or i.startswith("exit/multinode/user/") for i in ids)
 
 
 def test_pytest_rejects_a_listed_id_not_in_the_run(tmp_path):

@@ -21,7 +21,7 @@ HANG = "killed/local/user/evaluator-hang>teardown"
 
 def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
     proc, report = suite(tmp_path, "-n", "0", "--impl", "regression:abort-on-close",
-                         "--scenario", CRASH, "--scenario", AFTER)
+                         "--profile", "full", "--scenario", CRASH, "--scenario", AFTER)
     out, _ = proc.communicate(timeout=600)
     found = verdicts(report)
     assert found[CRASH]["verdict"] == "crash", out
@@ -32,7 +32,7 @@ def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
 
 def test_hang_is_a_verdict_with_a_stack_dump(tmp_path):
     proc, report = suite(tmp_path, "-n", "0", "--impl", "regression:eval-shutdown-unbounded",
-                         "--scenario", HANG)
+                         "--profile", "full", "--scenario", HANG)
     out, _ = proc.communicate(timeout=600)
     entry = verdicts(report)[HANG]
     assert entry["verdict"] == "hang", out
@@ -64,7 +64,7 @@ def test_serial_and_parallel_runs_agree(tmp_path, impl):
     picks = ["order/local/user/collector>buffer>evaluator>ray",
              "exhaustion/local/user/buffer-mode", "double_close/local/user/buffer-twice",
              "use_after_close/multinode/user/buffer"]
-    args = ["--impl", impl, "--ray-fixture", "local,multinode"]
+    args = ["--impl", impl, "--ray-fixture", "local,multinode", "--profile", "full"]
     for p in picks:
         args += ["--scenario", p]
     serial, r0 = suite(tmp_path, "-n", "0", *args)

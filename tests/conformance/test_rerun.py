@@ -68,7 +68,8 @@ def run_slow(tmp_path, psi, every_run=False):
     env = {**os.environ, "RLC_PSI_CPU": str(psi), "RLC_TEST_SLOW_MARK": str(tmp_path / "mark")}
     if every_run:
         env["SLOW_EVERY_RUN"] = "1"
-    proc, report = suite(tmp_path, "-n", "0", "--impl", SLOW, "--scenario", SCENARIO, env=env)
+    proc, report = suite(tmp_path, "-n", "0", "--impl", SLOW, "--profile", "full",
+                         "--scenario", SCENARIO, env=env)
     out, _ = proc.communicate(timeout=600)
     return proc.returncode, out, verdicts(report)[SCENARIO]
 
