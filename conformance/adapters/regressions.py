@@ -37,6 +37,11 @@ class Catch:
     #: oracles that may answer unknown in this run (measured: e.g. the GCS of
     #: a runtime the buggy thread started while Ray shut down does not answer)
     may_be_unknown: tuple = ()
+    #: a catch that a race of the variant itself decides in some runs, with
+    #: the measured rate and why ("" : it fires in every run): a run where it
+    #: does not fire passes instead of failing, and test_detection reports it
+    #: as an expected miss (xfail), never as caught
+    racy: str = ""
 
     def ids(self) -> list[str]:
         """The scenario ids: every fixture with every owner the catch names
@@ -929,7 +934,10 @@ REGRESSIONS = {r.id: r for r in (
         # PENDING_CREATION under load (early_break/multinode/impl/async-after-0
         # passed once at CPU pressure 0.34, 2026-11-25: teardown in 0.002 s)
         (Catch("early_break/*/*/sync-after-1", "fail", ("resources_released_at_teardown",),
-               may_also=("own_actors_dead_after_teardown",)),),
+               may_also=("own_actors_dead_after_teardown",),
+               racy="fired in 8 of 10 runs on 2026-11-25: ray.kill may have freed the "
+                    "actors' CPUs before the reading at the teardown's return (missed twice "
+                    "on multinode/impl, teardown in 0.002-0.009 s, CPU pressure 0.32-0.34)"),),
         {"collector": _returns_at_kill},
     ),
     Regression(

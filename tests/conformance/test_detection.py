@@ -91,6 +91,8 @@ def test_regression_is_caught_as_named(rid, catch, scenario_id, session, tmp_pat
     entry = run_scenario(catalog.find(scenario_id), impl, load_adapter(impl), session,
                          str(tmp_path))
     failing = set(entry["oracles"])
+    if catch.racy and entry["verdict"] == "pass":
+        pytest.xfail(f"{rid} not caught this run: a racy catch ({catch.racy})")
     assert entry["verdict"] == catch.verdict, failure_message(entry)
     assert set(catch.oracles) <= failing <= set(catch.oracles) | set(catch.may_also), \
         failure_message(entry)
