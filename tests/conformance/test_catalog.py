@@ -28,11 +28,12 @@ def test_quick_profile_has_every_family_on_multinode_and_its_listed_local_slots(
     assert {kind for s in local for kind in s.kinds} == set(ALL)
 
 
-def test_a_local_slot_needs_the_family_to_mark_the_scenario_quick():
-    assert quick_on("multinode", "restart", "user", "buffer>collector>evaluator")
+def test_a_family_s_quick_scenario_is_quick_on_local_only_in_a_listed_slot():
+    variant = "restart/{}/user/buffer>collector>evaluator"
+    assert catalog.find(variant.format("multinode")).profiles == ("quick", "full")
+    assert catalog.find(variant.format("local")).profiles == ("full",)  # no slot
     assert not quick_on("local", "restart", "user", "buffer>collector>evaluator")
-    assert quick_on("local", "early_break", "user", "async-after-0")
-    assert catalog.find("restart/local/user/buffer>collector>evaluator").profiles == ("full",)
+    assert catalog.find("early_break/local/user/async-after-0").profiles == ("quick", "full")
 
 
 def test_order_family_has_all_24_permutations_per_fixture_and_owner():
