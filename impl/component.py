@@ -297,8 +297,7 @@ class RayComponent:
                 self._graceful_tried = True  # an interrupt here skips it on resume
                 self._before_kill(actors, deadline)
             try:  # what they hold, read before the kill (impl.resources)
-                for key, amount in resources.held(actors, deadline).items():
-                    self._held[key] = self._held.get(key, 0.0) + amount
+                resources.merge(self._held, resources.held(actors, deadline))
             except BaseException as exc:
                 calls.swallow(exc)
             for handle in actors:

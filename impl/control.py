@@ -23,5 +23,7 @@ class Control:
 
     @ray.method(concurrency_group="control")
     def held(self) -> dict:
-        """The resources this actor holds (``impl.resources``)."""
-        return ray.get_runtime_context().get_assigned_resources()
+        """The node this actor runs on and the resources it holds there
+        (``impl.resources``)."""
+        context = ray.get_runtime_context()
+        return {"node": context.get_node_id(), "resources": context.get_assigned_resources()}

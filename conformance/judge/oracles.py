@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from conformance.judge.conventions import not_checked
 from conformance.judge.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
-from conformance.ops.history import HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
+from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
 from conformance.ops.runtime_watch import session_of
 from conformance.ops.verbs import HARNESS, VERBS
 from conformance.ops.scenario import Scenario
@@ -574,6 +574,23 @@ def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
 RESOURCE_SLACK = 1e-3
 
 
+def _taken_by_others(before: dict, after: dict, node, key: str) -> float:
+    """How much more of ``key`` on ``node`` the live actors of everyone else
+    (other components, other jobs on a shared cluster) may have held at the
+    teardown's return than before it (``others`` in a release reading): at
+    most what they held there at the return, plus what the ones pending
+    without a worker may hold anywhere (``ANY_NODE``), minus what they surely held
+    there before. 0 when a reading lacks it or its query failed: then nobody
+    else is counted."""
+    def held(reading, where):
+        others = reading.get("others") or {}
+        if "error" in others:
+            return None
+        return sum((others.get(w) or {}).get(key, 0.0) for w in where)
+    at, was = held(after, (node, ANY_NODE)), held(before, (node,))
+    return 0.0 if at is None or was is None else max(0.0, at - was)
+
+
 def resources_released_at_teardown(run: Run) -> list[Finding]:
     """When a teardown returns, what its component's actors held is back in
     ``ray.available_resources()``, so that a component built right after finds
@@ -586,7 +603,8 @@ def resources_released_at_teardown(run: Run) -> list[Finding]:
     teardown began on its component's runtime and Ray was up at its return
     (``at_return``), on nodes live in both readings, for the actors no
     harness kill ended (a removed node's view is stale until the GCS declares
-    it dead)."""
+    it dead). What other live actors (any job's) took on the node meanwhile is
+    not expected back (``others``)."""
     out = []
     killed, removed = _killed_by_harness(run)
     for r in run.op_records("teardown"):
@@ -619,7 +637,8 @@ def resources_released_at_teardown(run: Run) -> list[Finding]:
             for key, amount in sorted(need.items()):
                 free_before = min(was["available"].get(key, 0.0),
                                   was["total"].get(key, 0.0) - amount)
-                want, got = free_before + amount, now["available"].get(key, 0.0)
+                taken = _taken_by_others(before, after, node, key)
+                want, got = free_before + amount - taken, now["available"].get(key, 0.0)
                 if got + RESOURCE_SLACK < want:
                     out.append(at(r, f": {key} {amount:g} held by its actors on node "
                                      f"{str(node)[:8]} not back in ray.available_resources() "

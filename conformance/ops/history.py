@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 #: the exit code of a driver whose own (harness) code raised; it writes a
 #: "harness-error" record first
 HARNESS_EXIT_CODE = 70
+#: in a release reading's ``others`` (what other live actors hold, per node):
+#: what the ones not yet on a node (pending, no worker) may hold on any
+ANY_NODE = "*"
 #: records that do not move the driver's position (see the module docstring)
 SIDE_PHASES = ("harness-error", "runtime", "signal")
 

@@ -682,6 +682,26 @@ def test_resources_not_back_when_the_teardown_returned_fail():
                                                "actor": {"id": "x", "node_id": "n1"}})
     assert judge(run_of([built, kill, teardown_with(reading(), reading(state="DEAD"), i=2)])) \
         == {}
+    # another job's actor that started on the node meanwhile took 0.25 CPU:
+    # not the teardown's to give back; the same shortfall with nobody else
+    # taking it (or the others' query failing) stays a failure
+    def others(reading_, cpu):
+        return {**reading_, "others": {"n1": {"CPU": cpu}}}
+    shared = teardown_with(others(reading(), 0.25),
+                           others(reading(state="DEAD", cpu=1.75), 0.5))
+    assert judge(run_of([built, shared])) == {}
+    short = teardown_with(others(reading(), 0.25),
+                          others(reading(state="DEAD", cpu=1.5), 0.5))
+    assert judge(run_of([built, short]))["resources_released_at_teardown"] == [
+        "op 1 (teardown collector): CPU 0.5 held by its actors on node n1 not back in "
+        "ray.available_resources() when it returned: 1.5 available, 1.75 expected"]
+    # one still pending without a worker may hold its CPU on any node
+    pending = teardown_with(reading(), {**reading(state="DEAD", cpu=1.75),
+                                        "others": {"*": {"CPU": 0.25}}})
+    assert judge(run_of([built, pending])) == {}
+    unread = teardown_with(others(reading(), 0.25),
+                           {**reading(state="DEAD", cpu=1.75), "others": {"error": "x"}})
+    assert "resources_released_at_teardown" in judge(run_of([built, unread]))
     # a reading that failed is unknown, never fine
     broken = teardown_with({"error": err("fixtures.gcs.GcsUnreachable", "x")},
                            reading(state="DEAD", cpu=2.0))
