@@ -60,15 +60,23 @@ def merge(into: dict, more: dict) -> dict:
     return into
 
 
-def _view() -> tuple[dict, dict]:
-    """``(available, total)`` per node id. Private on purpose: the public
-    ``ray.available_resources()`` sums over nodes, and a sum is met by another
-    job's actor ending on another node while this node still shows what the
-    teardown's actors held (seen in CI: external fixture, two scenarios at
-    once, a teardown returned in 63 ms with its node's 0.25 CPU still taken)."""
+def _free() -> dict:
+    """``{node_id: {resource: available}}`` of every live node. Private on
+    purpose: the public ``ray.available_resources()`` sums over nodes, and a
+    sum is met by another job's actor ending on another node while this node
+    still shows what the teardown's actors held (seen in CI: external
+    fixture, two scenarios at once, a teardown returned in 63 ms with its
+    node's 0.25 CPU still taken)."""
     from ray._private import state
 
-    return state.available_resources_per_node(), state.total_resources_per_node()
+    return state.available_resources_per_node()
+
+
+def _total() -> dict:
+    """``{node_id: {resource: total}}`` of every live node (see ``_free``)."""
+    from ray._private import state
+
+    return state.total_resources_per_node()
 
 
 class Release:
@@ -78,23 +86,22 @@ class Release:
     start too) plus ``holding``."""
 
     def __init__(self, holding: dict) -> None:
-        free, total = _view()
+        free, total = _free(), _total()
         self.expected = {
             node: {k: min(free.get(node, {}).get(k, 0.0), total[node].get(k, 0.0) - v) + v
                    for k, v in amounts.items() if v > 0}
             for node, amounts in holding.items() if node in total}
 
     def wait(self, deadline: float) -> bool:
-        """Until the view shows it on every node still in the cluster
-        (bounded); True if it did."""
+        """Until the view shows it on every node (bounded); True if it did.
+        A node that left the cluster shows nothing: what it held is gone."""
         if not any(self.expected.values()):
             return True
         until = min(deadline, time.monotonic() + RELEASE_WAIT)
         while True:
-            free, total = _view()
-            if all(free.get(node, {}).get(k, 0.0) + _SLACK >= v
-                   for node, want in self.expected.items() if node in total
-                   for k, v in want.items()):
+            free = _free()
+            if all(node not in free or free[node].get(k, 0.0) + _SLACK >= v
+                   for node, want in self.expected.items() for k, v in want.items()):
                 return True
             if time.monotonic() >= until:
                 return False

@@ -574,21 +574,31 @@ def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
 RESOURCE_SLACK = 1e-3
 
 
-def _taken_by_others(before: dict, after: dict, node, key: str) -> float:
-    """How much more of ``key`` on ``node`` the live actors of everyone else
-    (other components, other jobs on a shared cluster) may have held at the
-    teardown's return than before it (``others`` in a release reading): at
-    most what they held there at the return, plus what the ones pending
-    without a worker may hold anywhere (``ANY_NODE``), minus what they surely held
-    there before. 0 when a reading lacks it or its query failed: then nobody
-    else is counted."""
-    def held(reading, where):
-        others = reading.get("others") or {}
-        if "error" in others:
-            return None
-        return sum((others.get(w) or {}).get(key, 0.0) for w in where)
-    at, was = held(after, (node, ANY_NODE)), held(before, (node,))
-    return 0.0 if at is None or was is None else max(0.0, at - was)
+def _taken_by_others(before: dict, after: dict, node, key: str, total: dict) -> float:
+    """How much of ``key`` other jobs' actors (``others`` in a release
+    reading) may have taken on ``node`` between the readings: each one on the
+    node at the return and not there before; and each one pending without a
+    worker at the return that the node could host (``total`` has every
+    resource it needs): the GCS shows no worker until it started, and a
+    lease is taken before (under load, a second or more), so it may hold one
+    there (``ANY_NODE``). One no node can host (the catalog's
+    ``rlc_infeasible``) is never counted. 0 when either reading lacks
+    ``others`` or its query failed: then nobody else is counted."""
+    was, now = before.get("others") or {}, after.get("others") or {}
+    if "actors" not in was or "actors" not in now:
+        return 0.0
+    was, now = was["actors"], now["actors"]
+    taken = 0.0
+    for aid, rec in now.items():
+        need = rec.get("resources") or {}
+        if key not in need:
+            continue
+        earlier = (was.get(aid) or {}).get("node")
+        if rec.get("node") == node and earlier != node:
+            taken += need[key]
+        elif rec.get("node") == ANY_NODE and all(total.get(k, 0.0) >= v for k, v in need.items()):
+            taken += need[key]
+    return taken
 
 
 def resources_released_at_teardown(run: Run) -> list[Finding]:
@@ -603,8 +613,8 @@ def resources_released_at_teardown(run: Run) -> list[Finding]:
     teardown began on its component's runtime and Ray was up at its return
     (``at_return``), on nodes live in both readings, for the actors no
     harness kill ended (a removed node's view is stale until the GCS declares
-    it dead). What other live actors (any job's) took on the node meanwhile is
-    not expected back (``others``)."""
+    it dead). What other jobs' actors took on the node meanwhile is not
+    expected back (``others``, ``_taken_by_others``)."""
     out = []
     killed, removed = _killed_by_harness(run)
     for r in run.op_records("teardown"):
@@ -637,7 +647,7 @@ def resources_released_at_teardown(run: Run) -> list[Finding]:
             for key, amount in sorted(need.items()):
                 free_before = min(was["available"].get(key, 0.0),
                                   was["total"].get(key, 0.0) - amount)
-                taken = _taken_by_others(before, after, node, key)
+                taken = _taken_by_others(before, after, node, key, now["total"])
                 want, got = free_before + amount - taken, now["available"].get(key, 0.0)
                 if got + RESOURCE_SLACK < want:
                     out.append(at(r, f": {key} {amount:g} held by its actors on node "

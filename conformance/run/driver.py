@@ -246,33 +246,39 @@ class Context:
         return {"ray": ray_identity(), "actors": self.actor_states(ids),
                 "resources": node_resources(), "others": self.held_by_others(ids)}
 
+    def resources_now(self, component: str) -> dict:
+        """Every node's resources and what other jobs' actors hold, read
+        first at a teardown's return (``run_op``)."""
+        ids = [a["id"] for a in self.actors.get(component, [])]
+        return {"resources": node_resources(), "others": self.held_by_others(ids)}
+
     def held_by_others(self, ids: list[str]) -> dict:
-        """What the live actors not in ``ids`` (every job's: on a shared
-        cluster another driver's components start and end beside this one)
-        hold: per node, ``{resource: amount}``; under ``ANY_NODE`` what the
-        ones still pending without a worker may hold wherever Ray leased them
-        one (the GCS learns an actor's worker only once it started: its
-        resources are taken on a node before). ``{"error": why}`` if the GCS
-        did not answer. What lets the release rule tell a resource another job
-        took from one the teardown kept. (Seen in CI, external fixture, two
-        scenarios at once: 0.25 CPU taken on the node between the readings.)"""
+        """What the live actors of other jobs hold (on a shared cluster another
+        driver's components start and end beside this one): ``{"actors": {id:
+        {"node": ..., "resources": {...}}}}``, ``node`` ``ANY_NODE`` for one
+        still pending without a worker (the GCS learns an actor's worker only
+        once it started: its resources are taken on a node before), or
+        ``{"error": why}`` if the GCS did not answer. What lets the release
+        rule tell a resource another job took from one the teardown kept.
+        (Seen in CI, external fixture, two scenarios at once: 0.25 CPU taken
+        on the node between the readings.) This driver's own jobs are not
+        others: what they start is the implementation's."""
         try:
             if self.observer is None:
                 raise RuntimeError("no GCS address known")
             live = self.observer.live_actors()
         except Exception as exc:  # noqa: BLE001 - recorded: the rule then counts nobody else
             return {"error": f"GCS query failed: {exc}"[:300]}
-        out: dict = {}
-        mine = set(ids)
+        mine, own_jobs = set(ids), {job for _, job in self.jobs}
+        out = {}
         for aid, rec in live.items():
-            if aid in mine:
+            if aid in mine or rec.get("job_id") in own_jobs:
                 continue
             started = rec.get("state") == "ALIVE" or (rec.get("pid") or 0) > 0
-            node = rec.get("node_id") if started else ANY_NODE
-            held = out.setdefault(node or ANY_NODE, {})
-            for key, amount in (rec.get("required_resources") or {}).items():
-                held[key] = held.get(key, 0.0) + amount
-        return out
+            out[aid] = {"node": (rec.get("node_id") if started else None) or ANY_NODE,
+                        "resources": {k: v for k, v in
+                                      (rec.get("required_resources") or {}).items() if v > 0}}
+        return {"actors": out}
 
     def note_runtime(self, identity: str | None, op: Op) -> dict | None:
         """Follow the driver's runtime from probe to probe: remember the Ray
@@ -425,9 +431,6 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
                 raise
         finally:
             out_at = time.monotonic()
-            if isinstance(before, dict) and before.get("ray"):
-                # the view the instant it returned, before any other reading
-                resources_at_return = harness_reading(node_resources)
             armed = ctx.interrupts.op_ends()
             ctx.running_op = None
             duration = out_at - t0
@@ -446,6 +449,10 @@ def run_op(ctx: Context, writer: HistoryWriter, i: int, op: Op, baseline: list[d
     })
     if isinstance(ctx.interrupts.uncaught, SystemExit):
         return  # SIGTERM: Ray aborts the driver 3 s after it; the program ends now
+    if isinstance(before, dict) and before.get("ray"):
+        # the view the instant it returned (its end record is written: a
+        # reading that hangs here is the harness's), before any other reading
+        resources_at_return = harness_reading(lambda: ctx.resources_now(op.target))
     # The harness's probe, under its own watchdog: a hang here is the harness's.
     probe = harness_reading(lambda: probe_after(ctx, op, status, baseline, before,
                                                 resources_at_return))
@@ -464,14 +471,15 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
     if before is not None:
         probe["before"] = before
         probe["at_return"] = ctx.release_reading(op.target)
-        if isinstance(probe["at_return"], dict) and isinstance(resources_at_return, dict) \
-                and "error" not in resources_at_return:
+        if isinstance(probe["at_return"], dict) and isinstance(resources_at_return, dict):
             # Read first, not after the actors' states (a GCS query each) and
             # the threads: the view lags a kill by 59 ms (median; 110 max, 30
             # kills here), so a teardown that returns at ray.kill was seen
             # holding or not as those readings took longer or not (torchrl
             # 0.14.1 under two busy loops: 5 of 79 verdicts drifted).
-            probe["at_return"]["resources"] = resources_at_return
+            # A failed instant reading makes the whole reading one that failed
+            # (judged unknown), never silently the later one.
+            probe["at_return"].update(resources_at_return)
     ended = ctx.note_runtime(probe["ray"], op)
     if ended is not None:
         probe["runtime_end"] = ended

@@ -684,24 +684,31 @@ def test_resources_not_back_when_the_teardown_returned_fail():
         == {}
     # another job's actor that started on the node meanwhile took 0.25 CPU:
     # not the teardown's to give back; the same shortfall with nobody else
-    # taking it (or the others' query failing) stays a failure
-    def others(reading_, cpu):
-        return {**reading_, "others": {"n1": {"CPU": cpu}}}
-    shared = teardown_with(others(reading(), 0.25),
-                           others(reading(state="DEAD", cpu=1.75), 0.5))
+    # taking it there (or the others' query failing) stays a failure
+    def others(reading_, **actors_):
+        return {**reading_, "others": {"actors": {
+            aid: {"node": node, "resources": need} for aid, (node, need) in actors_.items()}}}
+    cpu = {"CPU": 0.25}
+    before = others(reading(), old=("n1", cpu))
+    shared = teardown_with(before, others(reading(state="DEAD", cpu=1.75),
+                                          old=("n1", cpu), new=("n1", cpu)))
     assert judge(run_of([built, shared])) == {}
-    short = teardown_with(others(reading(), 0.25),
-                          others(reading(state="DEAD", cpu=1.5), 0.5))
-    assert judge(run_of([built, short]))["resources_released_at_teardown"] == [
+    elsewhere = teardown_with(before, others(reading(state="DEAD", cpu=1.75),
+                                             old=("n1", cpu), new=("n2", cpu)))
+    assert judge(run_of([built, elsewhere]))["resources_released_at_teardown"] == [
         "op 1 (teardown collector): CPU 0.5 held by its actors on node n1 not back in "
-        "ray.available_resources() when it returned: 1.5 available, 1.75 expected"]
-    # one still pending without a worker may hold its CPU on any node
-    pending = teardown_with(reading(), {**reading(state="DEAD", cpu=1.75),
-                                        "others": {"*": {"CPU": 0.25}}})
-    assert judge(run_of([built, pending])) == {}
-    unread = teardown_with(others(reading(), 0.25),
-                           {**reading(state="DEAD", cpu=1.75), "others": {"error": "x"}})
+        "ray.available_resources() when it returned: 1.75 available, 2 expected"]
+    unread = teardown_with(before, {**reading(state="DEAD", cpu=1.75), "others": {"error": "x"}})
     assert "resources_released_at_teardown" in judge(run_of([built, unread]))
+    # one pending without a worker may hold a lease on any node that can host it,
+    # pending before or not; one no node can host never does
+    for was in ({}, {"new": ("*", cpu)}):
+        pending = teardown_with(others(reading(), **was),
+                                others(reading(state="DEAD", cpu=1.75), new=("*", cpu)))
+        assert judge(run_of([built, pending])) == {}
+    infeasible = teardown_with(others(reading()), others(
+        reading(state="DEAD", cpu=1.75), new=("*", {"CPU": 0.25, "rlc_infeasible": 1.0})))
+    assert "resources_released_at_teardown" in judge(run_of([built, infeasible]))
     # a reading that failed is unknown, never fine
     broken = teardown_with({"error": err("fixtures.gcs.GcsUnreachable", "x")},
                            reading(state="DEAD", cpu=2.0))
