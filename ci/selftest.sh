@@ -16,5 +16,7 @@ bash ci/setup.sh
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0
 status=0
 .venv/bin/python -m pytest tests/impl -n "${RLC_WORKERS:-2}" -q "$@" || status=$?
-.venv/bin/python -m pytest tests --ignore=tests/impl -n "${RLC_WORKERS:-2}" -q "$@" || status=$?
+# --durations: where the CI time goes, in every CI log (docs/ci.md, Measured)
+.venv/bin/python -m pytest tests --ignore=tests/impl -n "${RLC_WORKERS:-2}" -q --durations=30 "$@" \
+  || status=$?
 exit "$status"
