@@ -103,7 +103,7 @@ class RayComponent:
         self._owns_actors = True  # teardown kills them
         self._dying: list = []  # handles killed, their end not yet confirmed
         self._held: dict = {}  # what the killed actors held, to see it free again
-        self._release: resources.Release | None = None  # and the view before their kill
+        self._freed: resources.Release | None = None  # and the view before their kill
         self._thread: threading.Thread | None = None  # background work, if any
         self._closing_thread: threading.Thread | None = None  # the thread that runs the teardown
         self._stop_event = threading.Event()
@@ -299,7 +299,7 @@ class RayComponent:
                 self._before_kill(actors, deadline)
             try:  # what they hold, and the view, read before the kill (impl.resources)
                 resources.merge(self._held, resources.held(actors, deadline))
-                self._release = resources.Release(self._held)
+                self._freed = resources.Release(self._held)
             except BaseException as exc:
                 calls.swallow(exc)
             for handle in actors:
@@ -315,13 +315,13 @@ class RayComponent:
         try:
             refs = [calls.call(h, "ping") for h in self._dying]
             calls.wait(refs, num_returns=len(refs), timeout=max(0.0, min(2.0, deadline - time.monotonic())))
-            if self._release is not None and not self._release.wait(deadline):
+            if self._freed is not None and not self._freed.wait(deadline):
                 logger.info("%s: resources not shown free within %s s of the kill",
                             type(self).__name__, resources.RELEASE_WAIT)
         except BaseException as exc:
             calls.swallow(exc)
         self._after_kill(deadline)
-        self._dying, self._held, self._release = [], {}, None
+        self._dying, self._held, self._freed = [], {}, None
 
     def _before_kill(self, actors: list, deadline: float) -> None:
         """Hook: a graceful step before the actors are killed."""
