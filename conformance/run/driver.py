@@ -478,9 +478,9 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
             # teardown must have joined them at its return: with the
             # resources read before them, threads_joined no longer failed in
             # two of torchrl's background scenarios, 2026-11-26), not after
-            # the actors' states (a GCS
-            # query each): the view lags a kill by 59 ms (median; 110 max, 30
-            # kills here), so a teardown that returns at ray.kill was seen
+            # the actors' states (a GCS query each): the view lags a kill by
+            # 59 ms (median; 110 max, 30 kills here), so a teardown that
+            # returns at ray.kill was seen
             # holding or not as those readings took longer or not (torchrl
             # 0.14.1 under two busy loops: 5 of 79 verdicts drifted).
             # A failed instant reading makes the whole reading one that failed
