@@ -234,21 +234,22 @@ class Context:
                 out[i] = {"state": "unknown", "pid": pid, "error": why}
         return out
 
-    def release_reading(self, component: str) -> dict | None:
-        """What a teardown of ``component`` must release, read now: the
-        runtime, the GCS records of the component's actors (with what each
-        holds) and every node's resources; None without a Ray connection."""
+    def release_reading(self, component: str, view: dict | None = None) -> dict | None:
+        """What a teardown of ``component`` must release: the runtime, the GCS
+        records of the component's actors (with what each holds), and the
+        cluster's view (``view``, read earlier by ``resources_now``, or now);
+        None without a Ray connection."""
         import ray
 
         if not ray.is_initialized():
             return None
         ids = [a["id"] for a in self.actors.get(component, [])]
         return {"ray": ray_identity(), "actors": self.actor_states(ids),
-                "resources": node_resources(), "others": self.held_by_others(ids)}
+                **(view or self.resources_now(component))}
 
     def resources_now(self, component: str) -> dict:
-        """Every node's resources and what other jobs' actors hold, read
-        first at a teardown's return (``probe_after``); nothing without Ray."""
+        """Every node's resources and what other jobs' actors hold (read
+        first at a teardown's return: ``probe_after``); nothing without Ray."""
         import ray
 
         if not ray.is_initialized():
@@ -467,25 +468,21 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
     of a runtime that ended, and, after ops that change them, actor states."""
     probe = {"ray": ray_identity(), "threads": new_threads(baseline)}
     if before is not None:
+        # The view right after the threads (in-process; read first, since a
+        # teardown must have joined them at its return: with the resources
+        # read before them, threads_joined no longer failed in two of
+        # torchrl's background scenarios, 2026-11-26), not after the actors'
+        # states (a GCS query each): the view lags a kill by 59 ms (median;
+        # 110 max, 30 kills here), so a teardown that returns at ray.kill was
+        # seen holding or not as those readings took longer or not (torchrl
+        # 0.14.1 under two busy loops: 5 of 79 verdicts drifted). A view that
+        # failed makes the reading one that failed (judged unknown).
         try:
-            resources_at_return = ctx.resources_now(op.target)
+            view = ctx.resources_now(op.target)
         except Exception as exc:  # noqa: BLE001 - the reading failed: judged unknown
-            resources_at_return = {"error": describe_error(exc)}
+            view = {"error": describe_error(exc)}
         probe["before"] = before
-        probe["at_return"] = ctx.release_reading(op.target)
-        if isinstance(probe["at_return"], dict):
-            # Read right after the threads (in-process; read first, since a
-            # teardown must have joined them at its return: with the
-            # resources read before them, threads_joined no longer failed in
-            # two of torchrl's background scenarios, 2026-11-26), not after
-            # the actors' states (a GCS query each): the view lags a kill by
-            # 59 ms (median; 110 max, 30 kills here), so a teardown that
-            # returns at ray.kill was seen
-            # holding or not as those readings took longer or not (torchrl
-            # 0.14.1 under two busy loops: 5 of 79 verdicts drifted).
-            # A failed instant reading makes the whole reading one that failed
-            # (judged unknown), never silently the later one.
-            probe["at_return"].update(resources_at_return)
+        probe["at_return"] = ctx.release_reading(op.target, view)
     ended = ctx.note_runtime(probe["ray"], op)
     if ended is not None:
         probe["runtime_end"] = ended
