@@ -38,9 +38,8 @@ class Catch:
     #: a runtime the buggy thread started while Ray shut down does not answer)
     may_be_unknown: tuple = ()
     #: a catch that a race of the variant itself decides in some runs, with
-    #: the measured rate and why ("" : it fires in every run): a run where it
-    #: does not fire passes instead of failing, and test_detection reports it
-    #: as an expected miss (xfail), never as caught
+    #: the measured rate and why ("" : it fires in every run): test_detection
+    #: runs it again while it passes, and it must fire in one of RACY_RUNS
     racy: str = ""
 
     def ids(self) -> list[str]:

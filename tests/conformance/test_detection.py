@@ -57,6 +57,9 @@ def gated_ids(rid, regression, catch) -> list[str]:
     return out
 
 
+#: runs of a racy catch (``Catch.racy``), of which one must fire: at the
+#: measured 11 of 12 a miss in all three is about 1 in 1700, at 8 of 10 1 in 125
+RACY_RUNS = 3
 CASES = [(rid, catch, sid) for rid, regression in sorted(regressions.REGRESSIONS.items())
          for catch in regression.catches
          for sid in (catch.ids() if CROSS else gated_ids(rid, regression, catch))]
@@ -88,12 +91,15 @@ def test_gated_fixtures_keep_local_where_the_catch_is_its_own():
                          ids=[f"{rid}:{sid}" for rid, _, sid in CASES])
 def test_regression_is_caught_as_named(rid, catch, scenario_id, session, tmp_path):
     impl = f"regression:{rid}"
-    entry = run_scenario(catalog.find(scenario_id), impl, load_adapter(impl), session,
-                         str(tmp_path))
+    for run in range(1, RACY_RUNS + 1 if catch.racy else 2):
+        entry = run_scenario(catalog.find(scenario_id), impl, load_adapter(impl), session,
+                             str(tmp_path / f"run{run}"))
+        if entry["verdict"] != "pass":
+            break  # a racy catch fired (or the variant did something else: judged below)
     failing = set(entry["oracles"])
-    if catch.racy and entry["verdict"] == "pass":
-        pytest.xfail(f"{rid} not caught this run: a racy catch ({catch.racy})")
-    assert entry["verdict"] == catch.verdict, failure_message(entry)
+    assert entry["verdict"] == catch.verdict, \
+        (f"not caught in {run} run(s) (racy: {catch.racy})\n" if catch.racy else "") \
+        + failure_message(entry)
     assert set(catch.oracles) <= failing <= set(catch.oracles) | set(catch.may_also), \
         failure_message(entry)
     assert set(entry["unknown"]) <= set(catch.may_be_unknown), failure_message(entry)
