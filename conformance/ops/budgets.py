@@ -16,9 +16,12 @@ PEER_DEADLINE = 240.0
 SETTLE_SECONDS = 5.0
 #: seconds in all the final probe waits for the worker of an actor Ray reports
 #: DEAD to exit while that worker is still at work (exiting on a busy machine);
-#: one that only sleeps is a zombie actor after SETTLE_SECONDS. Measured with
-#: two busy loops holding both cores: a dropped actor's worker took up to ...
-#: to exit (ci/results/load/README.md)
+#: one that only sleeps is a zombie actor after SETTLE_SECONDS. A bound chosen,
+#: not a measured exit time: with it, the false alarm of issue #29.12
+#: (early_break/multinode/user/drop-and-exit, its worker still exiting at CPU
+#: pressure 0.96) passed beside two busy loops holding both cores, and the
+#: reference's quick profile there had 0 false alarms (2026-11-25,
+#: ci/results/load/README.md); how long that worker took was not recorded.
 ZOMBIE_GRACE = 30.0
 
 
