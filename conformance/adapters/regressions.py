@@ -884,9 +884,13 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
                          "no_leftover_thread", "teardown_within_bound"),
-               # the harness's probe after the teardown may hang on the runtime
-               # the buggy thread is starting (seen once in 1 run, 2026-11-25)
-               may_be_unknown=("no_leftover_actor", "harness")),),
+               # the harness's reading before the next teardown (the nodes'
+               # resources) does not return on the runtime the buggy thread is
+               # starting (2 of 2 runs, 2026-11-26; before, the probe's
+               # watchdog ended the driver there, "harness" unknown): bounded
+               # since, what that reading serves is judged unknown
+               may_be_unknown=("no_leftover_actor", "harness", "resources_released_at_teardown",
+                               "own_actors_dead_after_teardown")),),
         {"collector": _background_unguarded},
         fixtures=("local",),
     ),

@@ -17,12 +17,13 @@ import faulthandler
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
 from conformance.ops import verbs
 from conformance.ops.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DEADLINE, \
-    PROBE_DEADLINE, SETTLE_SECONDS, ZOMBIE_GRACE, exit_bound
+    PROBE_DEADLINE, RESOURCES_DEADLINE, SETTLE_SECONDS, ZOMBIE_GRACE, exit_bound
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, History, HistoryWriter, \
     describe_error, read_history
 from conformance.ops.interrupts import Interrupts, check_interrupts
@@ -32,10 +33,14 @@ from conformance.ops.scenario import Op, Scenario
 from conformance.ops.targets import kind_of
 from conformance.ops.threads import new_threads, threads_now
 from fixtures import procs
+from fixtures.harness_threads import Unanswered, call_within, is_harness_thread
 from fixtures.runner import STDERR_CAP
 from fixtures.wait import poll
 
 DEAD_STATES = {"DEAD"}
+
+
+_RESOURCES_CALL = "rlc-node-resources"
 
 
 def node_resources() -> dict:
@@ -45,12 +50,20 @@ def node_resources() -> dict:
     functions sum over the live nodes, and a node the harness removed
     (``kill how=remove_node``) drops out of that sum when the GCS declares it
     dead, ~3 s after the kill on the multinode fixture (its health check,
-    ``fixtures.clusters.MultinodeCluster``), possibly between two readings."""
-    from ray._private import state
+    ``fixtures.clusters.MultinodeCluster``), possibly between two readings.
+    Bounded (``RESOURCES_DEADLINE``); once a reading did not return, the
+    following ones fail at once (its thread still holds the state's
+    connection)."""
+    if any(t.name == _RESOURCES_CALL and is_harness_thread(t) for t in threading.enumerate()):
+        raise Unanswered("an earlier reading of the nodes' resources has not returned")
 
-    available = state.available_resources_per_node()
-    return {node: {"available": available.get(node, {}), "total": total}
-            for node, total in state.total_resources_per_node().items()}
+    def read():
+        from ray._private import state
+
+        available = state.available_resources_per_node()
+        return {node: {"available": available.get(node, {}), "total": total}
+                for node, total in state.total_resources_per_node().items()}
+    return call_within(read, RESOURCES_DEADLINE, _RESOURCES_CALL)
 
 
 def ray_processes(pids_to_skip=()) -> list[dict]:
