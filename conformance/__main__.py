@@ -58,7 +58,9 @@ def cmd_shrink(args) -> int:
         json.dump(small.to_dict(), f, indent=1)
     print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {found.runs} runs): "
           f"{small.describe()}")
-    print(f"saved {out}; rerun it: python -m conformance repro {out} --impl {args.impl}")
+    from conformance.run.execute import interpreter
+
+    print(f"saved {out}; rerun it: {interpreter()} -m conformance repro {out} --impl {args.impl}")
     return 1
 
 

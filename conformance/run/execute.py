@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 import time
 import weakref
 
@@ -20,11 +21,24 @@ from conformance.judge.verdict import decide, texts
 STDERR_TAIL = 4000
 
 
+def interpreter() -> str:
+    """The Python running the suite, as a command pasted at the repository
+    root names it: ``.venv/bin/python`` when it lives inside the root, its
+    absolute path otherwise (a bare ``python`` is the machine's, which a
+    newcomer's shell found without Ray: 2026-11-26)."""
+    from fixtures.rayenv import REPO_ROOT
+
+    exe = os.path.abspath(sys.executable)
+    inside = os.path.commonpath([exe, str(REPO_ROOT)]) == str(REPO_ROOT)
+    return os.path.relpath(exe, REPO_ROOT) if inside else exe
+
+
 def repro_command(scenario_id: str, impl: str, address: str | None = None) -> str:
-    """The command that runs the scenario again, from the repository root;
-    with the ``PYTHONPATH`` an adapter of the user's own (``pkg.mod:attr``)
-    needs when it lives outside the repository root (``ci/example-fork``)."""
-    cmd = ["python", "-m", "conformance", "repro", scenario_id, "--impl", impl]
+    """The command that runs the scenario again, pasted at the repository
+    root, with the suite's interpreter (``interpreter``) and the
+    ``PYTHONPATH`` an adapter of the user's own (``pkg.mod:attr``) needs when
+    it lives outside the repository root (``ci/example-fork``)."""
+    cmd = [interpreter(), "-m", "conformance", "repro", scenario_id, "--impl", impl]
     if address:
         cmd += ["--ray-address", address]
     root = _import_root(impl)

@@ -17,6 +17,7 @@ import pytest
 
 from conformance import catalog
 from conformance.reports import known_failures
+from conformance.run.execute import interpreter
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FORK = os.path.join(REPO, "ci", "example-fork")
@@ -135,7 +136,8 @@ def test_unlisted_failure_turns_the_gate_red(new_failure_run):
     assert gate == 1, text
     assert f"NEW FAIL: {OTHER_FAILING}" in text, text
     repro = found[OTHER_FAILING]["repro"]
-    assert repro == f"PYTHONPATH=ci/example-fork python -m conformance repro {OTHER_FAILING} --impl {ADAPTER}"
+    assert repro == (f"PYTHONPATH=ci/example-fork {interpreter()} -m conformance repro "
+                     f"{OTHER_FAILING} --impl {ADAPTER}")
     assert f"repro: {repro}" in text, text
     assert PASSING not in text  # only the new failure is named
     assert "gate: FAILED: 1 new failure" in text, text

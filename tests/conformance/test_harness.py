@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from conformance.run.execute import interpreter
 from fixtures import procs
 from tests.conformance.suite_run import REPO, suite, verdicts
 
@@ -27,7 +28,7 @@ def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
     assert found[CRASH]["verdict"] == "crash", out
     assert found[CRASH]["evidence"]["signal"] == signal.SIGABRT
     assert found[AFTER]["verdict"] == "pass", out  # the next scenario ran
-    assert "repro: python -m conformance repro" in out
+    assert f"repro: {interpreter()} -m conformance repro" in out
 
 
 def test_hang_is_a_verdict_with_a_stack_dump(tmp_path):
