@@ -12,12 +12,10 @@ without it every scenario of REPORT (a subset of COMMITTED's). An entry of
 that list may declare the oracles whose failure varies between runs of its
 scenario (``varies:clean_stderr``, see ``conformance.reports.known_failures``):
 they are left out of both sides' oracles, and the rest must match, within a
-bound (``conformance.reports.varies``): one whose outcome in this run is not
-the committed one (it failed and did not there, or the other way) must be
-seen with the committed outcome in a rerun of the scenario (``--reruns
-REPORT...``, reports of reruns; ``--pending`` lists the scenarios still to
-rerun), and one that missed it in every one of ``varies.RUNS`` runs is a
-drift. A drift is a
+bound (``conformance.reports.varies``): one that failed in this run must be seen
+not failing in a rerun of the scenario (``--reruns REPORT...``, reports of
+reruns; ``--pending`` lists the scenarios still to rerun), and one that
+failed in every one of ``varies.RUNS`` runs is a drift. A drift is a
 scenario whose verdict (or failing oracles) changed, one whose varying
 oracle no longer varies or is undecided, or one of the compared scenarios
 missing from either report. The two reports must be of the same
@@ -107,13 +105,12 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
     rows = []
     for sid in ids:
         declared = varies.get(sid, frozenset())
-        found = bound(committed.get(sid), now.get(sid),
-                      [e for doc in reruns or () for e in doc["scenarios"] if e["id"] == sid],
-                      declared)
+        found = bound(now.get(sid), [e for doc in reruns or () for e in doc["scenarios"]
+                                     if e["id"] == sid], declared)
         rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
                      "varies": found,
                      "same": same(committed.get(sid), now.get(sid), declared)
-                     and all(state == "varies" for state, *_ in found.values())})
+                     and all(state == "varies" for state, _, _ in found.values())})
     return rows
 
 
@@ -128,7 +125,7 @@ def pending(rows: list[dict]) -> list[str]:
     """Scenario-list lines of the scenarios to rerun: a varying oracle failed
     in each of their runs so far, fewer than ``varies.RUNS``."""
     return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',))} (varies:, {RUNS} "
-            "needed)" for r in rows if any(s == "pending" for s, *_ in r["varies"].values())]
+            "needed)" for r in rows if any(s == "pending" for s, _, _ in r["varies"].values())]
 
 
 def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
@@ -167,8 +164,7 @@ def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
                 for ln in details(r["now"]).splitlines():
                     print(f"    {ln}", file=out)
         if pending(drifted):
-            print(f"\n  Undecided: a declared varying oracle missed its committed outcome in "
-                  f"every run so far; "
+            print(f"\n  Undecided: a declared varying oracle failed in every run so far; "
                   f"{RUNS} runs tell a race from a regression. Rerun those scenarios "
                   "(`compare ... --pending` lists them, as a --scenarios-from file) and "
                   "pass the reruns' reports with --reruns.", file=out)

@@ -186,7 +186,7 @@ def test_a_varying_oracle_that_fails_in_every_run_is_a_drift(tmp_path):
     # fewer runs: undecided, listed to rerun
     code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
                      "--reruns", *reruns[:1])
-    assert code == 1 and "Undecided: a declared varying oracle missed its committed outcome in every run" in text
+    assert code == 1 and "Undecided: a declared varying oracle failed in every run" in text
     code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
                      "--reruns", *reruns[:1], "--pending")
     assert code == 0 and text.splitlines() == [
@@ -203,38 +203,6 @@ def test_a_varying_oracle_that_fails_in_every_run_is_a_drift(tmp_path):
     code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
                      "--reruns", write(tmp_path, other, "other.json"))
     assert code == 2 and "not of torchrl" in text, text
-
-
-def test_a_mostly_failing_varying_oracle_must_still_fail_in_one_run(tmp_path):
-    """The bound holds both ways: a varying oracle the committed run failed
-    (a race the implementation mostly loses) must fail in one of varies.RUNS
-    runs. Passing in every one, the scenario no longer varies, though a
-    ``fail`` of varying oracles only compares as a pass: a drift."""
-    from conformance.reports.varies import RUNS
-
-    listing = tmp_path / "slice.txt"
-    listing.write_text(f"{FAILING}  varies:no_ray_restart  # the committed run lost the race\n")
-    passing = slice_of(committed())
-    entry(passing, FAILING).update(verdict="pass", oracles=[])
-    now = write(tmp_path, passing)
-    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
-                     "--pending")
-    assert code == 0 and text.splitlines() == [
-        f"{FAILING}  # rerun: no_ray_restart failed in 0 of 1 runs (committed: failed) "
-        f"(varies:, {RUNS} needed)"], text
-    reruns = [write(tmp_path, passing, f"rerun-{k}.json") for k in range(RUNS - 1)]
-    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
-                     "--reruns", *reruns)
-    assert code == 1 and "compare: FAILED: 1 of 1 scenarios drifted" in text, text
-    assert f"no_ray_restart failed in 0 of {RUNS} runs (committed: failed)" in text, text
-    # one rerun that fails it, as committed: the oracle varies, no drift
-    code, text = cli("compare", now, "--against", COMMITTED, "--scenarios-from", listing,
-                     "--reruns", *reruns[:1], write(tmp_path, committed(), "lost.json"))
-    assert code == 0 and "compare: passed: 1 scenarios" in text, text
-    # failing as committed needs no rerun at all
-    code, text = cli("compare", write(tmp_path, slice_of(committed()), "same.json"),
-                     "--against", COMMITTED, "--scenarios-from", listing, "--pending")
-    assert code == 0 and text == "", text
 
 
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
