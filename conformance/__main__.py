@@ -58,9 +58,9 @@ def cmd_shrink(args) -> int:
         json.dump(small.to_dict(), f, indent=1)
     print(f"\nminimal ({len(small.ops)} of {len(scenario.ops)} ops, {found.runs} runs): "
           f"{small.describe()}")
-    from conformance.run.execute import interpreter
+    from conformance.run.execute import repro_command
 
-    print(f"saved {out}; rerun it: {interpreter()} -m conformance repro {out} --impl {args.impl}")
+    print(f"saved {out}; rerun it: {repro_command(out, args.impl)}")
     return 1
 
 

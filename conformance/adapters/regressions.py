@@ -886,11 +886,9 @@ REGRESSIONS = {r.id: r for r in (
                          "no_leftover_thread", "teardown_within_bound"),
                # the harness's reading before the next teardown (the nodes'
                # resources) does not return on the runtime the buggy thread is
-               # starting (2 of 2 runs, 2026-11-26; before, the probe's
-               # watchdog ended the driver there, "harness" unknown): bounded
-               # since, what that reading serves is judged unknown
-               may_be_unknown=("no_leftover_actor", "harness", "resources_released_at_teardown",
-                               "own_actors_dead_after_teardown")),),
+               # starting (1 of 1 run, 2026-11-25; 3 of 3, 2026-11-26): the
+               # driver ends there as the harness's failure (RESOURCES_DEADLINE)
+               may_be_unknown=("no_leftover_actor", "harness")),),
         {"collector": _background_unguarded},
         fixtures=("local",),
     ),

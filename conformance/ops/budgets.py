@@ -8,13 +8,14 @@ from __future__ import annotations
 PROBE_DEADLINE = 60.0
 #: seconds the final probe may take (actors, the job's actors, their processes)
 FINAL_PROBE_DEADLINE = 90.0
-#: seconds a reading of the nodes' resources may take before it counts as
-#: failed (what needed it is judged unknown). It answers in milliseconds here;
-#: measured 2026-11-26 (`conformance repro background/local/user/ray-shutdown-under-thread
-#: --impl regression:background-thread-unguarded`): on the runtime that
-#: variant's thread starts under the harness it never returned, and the
-#: probe's watchdog (PROBE_DEADLINE, 60 s) ended the driver, so nothing after
-#: that op was judged.
+#: seconds a reading of the nodes' resources may take before the harness
+#: gives up on the run (the driver ends as the harness's failure: everything
+#: after it unknown). A bound chosen, well above the readings' duration here
+#: (not measured one by one); measured 2026-11-26 (`conformance repro
+#: background/local/user/ray-shutdown-under-thread --impl
+#: regression:background-thread-unguarded`): on the runtime that variant's
+#: thread starts the reading never returned, and the driver waited for the
+#: probe's watchdog (PROBE_DEADLINE, 60 s) to end it the same way.
 RESOURCES_DEADLINE = 15.0
 #: seconds the user's ray.init (or connect) may take
 INIT_DEADLINE = 120.0

@@ -62,7 +62,9 @@ def repro(sid: str, impl: str, *entries: dict | None) -> str:
     for e in entries:
         if e and e.get("repro"):
             return e["repro"]
-    return f"python -m conformance repro {sid} --impl {impl}"
+    from conformance.run.execute import repro_command
+
+    return repro_command(sid, impl)
 
 
 def details(entry: dict) -> str:

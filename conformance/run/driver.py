@@ -51,9 +51,9 @@ def node_resources() -> dict:
     (``kill how=remove_node``) drops out of that sum when the GCS declares it
     dead, ~3 s after the kill on the multinode fixture (its health check,
     ``fixtures.clusters.MultinodeCluster``), possibly between two readings.
-    Bounded (``RESOURCES_DEADLINE``); once a reading did not return, the
-    following ones fail at once (its thread still holds the state's
-    connection)."""
+    Bounded (``RESOURCES_DEADLINE``): a reading that did not return raises
+    ``Unanswered``, which ends the driver as the harness's failure (``main``);
+    a reading while one is still blocked fails at once."""
     if any(t.name == _RESOURCES_CALL and is_harness_thread(t) for t in threading.enumerate()):
         raise Unanswered("an earlier reading of the nodes' resources has not returned")
 
@@ -407,6 +407,8 @@ def harness_reading(read):
     faulthandler.dump_traceback_later(PROBE_DEADLINE, exit=True)
     try:
         return read()
+    except Unanswered:
+        raise  # the harness's call still blocks in Ray: the run ends here (``main``)
     except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
         return {"error": describe_error(exc)}
     finally:
@@ -492,6 +494,8 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
         # failed makes the reading one that failed (judged unknown).
         try:
             view = ctx.resources_now(op.target)
+        except Unanswered:
+            raise  # still blocked in Ray: the run ends here (``main``)
         except Exception as exc:  # noqa: BLE001 - the reading failed: judged unknown
             view = {"error": describe_error(exc)}
         probe["before"] = before
@@ -602,6 +606,15 @@ def main(request_path: str) -> int:
     except Exception as exc:  # noqa: BLE001 - the harness's own failure: an `error` verdict
         writer.write({"phase": "harness-error", "error": describe_error(exc)})
         traceback.print_exc()
+        if isinstance(exc, Unanswered):
+            # The harness's call still blocks inside Ray, holding its shared
+            # state (ray._private.state's init lock): what runs after it, the
+            # implementation's teardown or Ray's atexit ray.shutdown(), could
+            # wait on the harness and be judged a hang. End now, as the
+            # probe's watchdog does (its stacks, no exit handlers).
+            faulthandler.dump_traceback(all_threads=True)
+            sys.stderr.flush()
+            os._exit(HARNESS_EXIT_CODE)
         raise SystemExit(HARNESS_EXIT_CODE) from exc
     # From here on the interpreter exits normally, with the components as the
     # scenario left them: atexit handlers and finalizers run, as for a user.
