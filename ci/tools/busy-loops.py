@@ -56,7 +56,16 @@ def main() -> int:
 
     try:
         for _ in range(args.loops):
-            loops.append(subprocess.Popen([sys.executable, "-c", SPIN]))
+            # Each loop in a session of its own, as another job on a shared
+            # runner is (its own cgroup, its own scheduler autogroup here:
+            # /proc/sys/kernel/sched_autogroup_enabled is 1). Measured
+            # 2026-11-26: with the loops in the suite's session, 14 of 24
+            # torchrl scenarios hung in their collector's construct (its
+            # remote collectors' workers never started, CPU pressure
+            # 0.87-0.98); with each loop in its own session, four of those
+            # constructed in 21-36 s at CPU pressure 0.93-0.97 and got the
+            # verdicts of the run alone (ci/results/load/README.md).
+            loops.append(subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True))
         print(f"busy-loops: {args.loops} loops (pids {[p.pid for p in loops]}), "
               f"CPU pressure avg10 {cpu_pressure()}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         threading.Thread(target=report, daemon=True).start()
