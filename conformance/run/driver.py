@@ -17,7 +17,6 @@ import faulthandler
 import json
 import os
 import sys
-import threading
 import time
 import traceback
 
@@ -33,14 +32,11 @@ from conformance.ops.scenario import Op, Scenario
 from conformance.ops.targets import kind_of
 from conformance.ops.threads import new_threads, threads_now
 from fixtures import procs
-from fixtures.harness_threads import Unanswered, call_within, is_harness_thread
+from fixtures.harness_threads import Unanswered, call_within
 from fixtures.runner import STDERR_CAP
 from fixtures.wait import poll
 
 DEAD_STATES = {"DEAD"}
-
-
-_RESOURCES_CALL = "rlc-node-resources"
 
 
 def node_resources() -> dict:
@@ -52,18 +48,14 @@ def node_resources() -> dict:
     dead, ~3 s after the kill on the multinode fixture (its health check,
     ``fixtures.clusters.MultinodeCluster``), possibly between two readings.
     Bounded (``RESOURCES_DEADLINE``): a reading that did not return raises
-    ``Unanswered``, which ends the driver as the harness's failure (``main``);
-    a reading while one is still blocked fails at once."""
-    if any(t.name == _RESOURCES_CALL and is_harness_thread(t) for t in threading.enumerate()):
-        raise Unanswered("an earlier reading of the nodes' resources has not returned")
-
+    ``Unanswered``, which ends the driver as the harness's failure (``main``)."""
     def read():
         from ray._private import state
 
         available = state.available_resources_per_node()
         return {node: {"available": available.get(node, {}), "total": total}
                 for node, total in state.total_resources_per_node().items()}
-    return call_within(read, RESOURCES_DEADLINE, _RESOURCES_CALL)
+    return call_within(read, RESOURCES_DEADLINE, "rlc-node-resources")
 
 
 def ray_processes(pids_to_skip=()) -> list[dict]:
