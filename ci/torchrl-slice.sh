@@ -28,8 +28,8 @@ if [[ $code -gt 1 ]]; then
   echo "ci/torchrl-slice.sh: FAILED: pytest exited $code before the slice had its verdicts" >&2
   exit "$code"
 fi
-# A declared varying oracle (varies: in the slice) that failed must be seen
-# not failing in a rerun (conformance/reports/varies.py): rerun what compare lists as
+# A declared varying oracle (varies: in the slice) that missed its usual outcome must be
+# seen with it in a rerun (conformance/reports/varies.py): rerun what compare lists as
 # pending, one round at a time, until none is or the bound is reached.
 RERUNS=()
 for round in $(seq 2 "$(.venv/bin/python -c 'from conformance.reports.varies import RUNS; print(RUNS)')"); do
@@ -37,7 +37,7 @@ for round in $(seq 2 "$(.venv/bin/python -c 'from conformance.reports.varies imp
   .venv/bin/python -m conformance compare "$REPORT" --against "$COMMITTED" \
     --scenarios-from "$SLICE" --pending ${RERUNS[@]+--reruns "${RERUNS[@]}"} > "$PENDING"
   [[ -s "$PENDING" ]] || break
-  echo "ci/torchrl-slice.sh: run $round of a scenario whose varying oracle failed in every run so far:" >&2
+  echo "ci/torchrl-slice.sh: run $round of a scenario whose varying oracle missed its usual outcome in every run so far:" >&2
   cat "$PENDING" >&2
   RERUN="${REPORT%.json}-rerun-$round.json"
   rc=0

@@ -259,10 +259,11 @@ def main(argv=None) -> int:
                         "ci/torchrl-slice.txt); default: every scenario of REPORT.json")
     d.add_argument("--reruns", nargs="+", metavar="RERUN.json",
                    help="reports of reruns of some of the scenarios: a declared varying "
-                        "oracle (varies:) must not fail in every run (conformance.reports.varies)")
+                        "oracle (varies:) must not miss its usual outcome in every run "
+                        "(conformance.reports.varies)")
     d.add_argument("--pending", action="store_true",
                    help="only print the scenarios to rerun (a --scenarios-from file): a "
-                        "varying oracle failed in each of their runs so far")
+                        "varying oracle missed its usual outcome in each of their runs so far")
     d.set_defaults(func=_lazy("reports.compare"))
     x = sub.add_parser("script", help="a standalone reproduction script of one scenario")
     x.add_argument("scenario_id", help="a catalog id or a scenario .json file")

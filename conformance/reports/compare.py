@@ -10,12 +10,14 @@ The scenarios compared are those listed in ``--scenarios-from FILE`` (one id
 a line, ``# why it is there`` after it: the known-failures format), or
 without it every scenario of REPORT (a subset of COMMITTED's). An entry of
 that list may declare the oracles whose failure varies between runs of its
-scenario (``varies:clean_stderr``, see ``conformance.reports.known_failures``):
+scenario (``varies:clean_stderr``, or with the rate measured,
+``varies:teardown_never_raises@4/5``; see ``conformance.reports.known_failures``):
 they are left out of both sides' oracles, and the rest must match, within a
-bound (``conformance.reports.varies``): one that failed in this run must be seen
-not failing in a rerun of the scenario (``--reruns REPORT...``, reports of
-reruns; ``--pending`` lists the scenarios still to rerun), and one that
-failed in every one of ``varies.RUNS`` runs is a drift. A drift is a
+bound (``conformance.reports.varies``): one whose outcome in this run is not
+its usual one (failing if the rate says so, else passing) must be seen with
+it in a rerun of the scenario (``--reruns REPORT...``, reports of reruns;
+``--pending`` lists the scenarios still to rerun), and one that misses it
+in every one of ``varies.RUNS`` runs is a drift. A drift is a
 scenario whose verdict (or failing oracles) changed, one whose varying
 oracle no longer varies or is undecided, or one of the compared scenarios
 missing from either report. The two reports must be of the same
@@ -47,7 +49,7 @@ SAME_VERSIONS = report.PACKAGES
 
 def verdict_cell(entry: dict | None, varies=frozenset()) -> str:
     """The verdict, and a ``fail``'s oracles; those in ``varies`` (declared
-    to vary between runs) are left out."""
+    to vary between runs: names, or a mapping by name) are left out."""
     if entry is None:
         return NOT_IN_REPORT
     return known_failures.verdict_cell(entry["verdict"], entry.get("oracles") or (), varies)
@@ -112,7 +114,7 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
         rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
                      "varies": found,
                      "same": same(committed.get(sid), now.get(sid), declared)
-                     and all(state == "varies" for state, _, _ in found.values())})
+                     and all(b.state == "varies" for b in found.values())})
     return rows
 
 
@@ -124,10 +126,10 @@ def now_cell(row: dict) -> str:
 
 
 def pending(rows: list[dict]) -> list[str]:
-    """Scenario-list lines of the scenarios to rerun: a varying oracle failed
-    in each of their runs so far, fewer than ``varies.RUNS``."""
+    """Scenario-list lines of the scenarios to rerun: a varying oracle missed
+    its usual outcome in each of their runs so far, fewer than ``varies.RUNS``."""
     return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',))} (varies:, {RUNS} "
-            "needed)" for r in rows if any(s == "pending" for s, _, _ in r["varies"].values())]
+            "needed)" for r in rows if any(b.state == "pending" for b in r["varies"].values())]
 
 
 def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
@@ -166,7 +168,8 @@ def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
                 for ln in details(r["now"]).splitlines():
                     print(f"    {ln}", file=out)
         if pending(drifted):
-            print(f"\n  Undecided: a declared varying oracle failed in every run so far; "
+            print(f"\n  Undecided: a declared varying oracle missed its usual outcome in "
+                  f"every run so far; "
                   f"{RUNS} runs tell a race from a regression. Rerun those scenarios "
                   "(`compare ... --pending` lists them, as a --scenarios-from file) and "
                   "pass the reruns' reports with --reruns.", file=out)

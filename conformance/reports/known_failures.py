@@ -16,7 +16,10 @@ states a verdict::
   expected: it is the harness's, not the implementation's.
 - ``varies:ORACLE,...``: oracles that fail in some runs and not in others
   (a race the scenario does not control; measured, and said in the reason):
-  left out of both sides.
+  left out of both sides. ``ORACLE@K/N`` states the rate measured, failing
+  in K of N runs (0 < K < N, K not N/2): ``compare`` bounds the race by the
+  usual outcome it names (``conformance.reports.varies``; without a rate:
+  usually passing).
 - ``flaky:K/N``: the failure happens in K of N runs (measured, 0 < K < N):
   a run that passes is expected too.
 
@@ -106,6 +109,8 @@ class Line:
     outcome: tuple | None = None  # (verdict, oracles)
     varies: frozenset = frozenset()
     flaky: tuple | None = None
+    #: {varying oracle: (K, N) measured, or None}
+    rates: dict | None = None
 
 
 def _outcome(mark: str, where: str):
@@ -132,6 +137,21 @@ def _outcome(mark: str, where: str):
     return verdict, frozenset()
 
 
+def _varying(mark: str, where: str) -> dict:
+    """``{oracle: (K, N) or None}`` of a ``varies:`` mark."""
+    out = {}
+    for item in (i for i in mark[len(VARIES):].split(",") if i):
+        name, at, rate = item.partition("@")
+        m = re.fullmatch(r"(\d+)/(\d+)", rate)
+        if at and (m is None or not 0 < int(m.group(1)) < int(m.group(2))
+                   or 2 * int(m.group(1)) == int(m.group(2))):
+            raise ValueError(f"{where}: {item!r}: write {name}@K/N, the oracle measured failing "
+                             "in K of N runs (0 < K < N; K = N/2 names no usual outcome: "
+                             "measure more runs)")
+        out[name] = (int(m.group(1)), int(m.group(2))) if at else None
+    return out
+
+
 def _flaky(mark: str, where: str) -> tuple:
     m = re.fullmatch(r"(\d+)/(\d+)", mark[len(FLAKY):])
     if m is None or not 0 < int(m.group(1)) < int(m.group(2)):
@@ -154,10 +174,10 @@ def lines(text: str, source: str = "<known failures>"):
         if sid.count("/") < 3:
             raise ValueError(f"{where}: {sid!r} is not a scenario id "
                              "(family/fixture/owner/variant)")
-        outcome, varies, flaky = None, frozenset(), None
+        outcome, rates, flaky = None, {}, None
         for mark in marks:
             if mark.startswith(VARIES) and mark != VARIES:
-                varies |= frozenset(o for o in mark[len(VARIES):].split(",") if o)
+                rates.update(_varying(mark, where))
             elif mark.startswith(FLAKY):
                 flaky = _flaky(mark, where)
             elif outcome is None and (found := _outcome(mark, where)) is not None:
@@ -166,11 +186,11 @@ def lines(text: str, source: str = "<known failures>"):
                 raise ValueError(
                     f"{where}: {mark!r} after {sid!r}: between an id and its '#' stand its "
                     "expected outcome (fail[ORACLE,...], crash, hang or setup-error), "
-                    f"'{VARIES}ORACLE,...' and '{FLAKY}K/N'")
+                    f"'{VARIES}ORACLE[@K/N],...' and '{FLAKY}K/N'")
         if flaky and outcome is None:
             raise ValueError(f"{where}: a flaky entry states the failure it has in "
                              f"{flaky[0]} of {flaky[1]} runs")
-        yield Line(sid, reason, outcome, varies, flaky)
+        yield Line(sid, reason, outcome, frozenset(rates), flaky, rates)
 
 
 def parse(text: str, source: str = "<known failures>") -> dict[str, str]:
@@ -178,11 +198,12 @@ def parse(text: str, source: str = "<known failures>") -> dict[str, str]:
     return {e.id: e.reason for e in lines(text, source)}
 
 
-def varying(text: str, source: str = "<known failures>") -> dict[str, frozenset]:
-    """``{scenario_id: oracles}`` of the entries that declare ``varies:``: the
-    oracles that fail in some runs of the scenario and not in others
-    (measured), left out of a ``fail``'s oracles."""
-    return {e.id: e.varies for e in lines(text, source) if e.varies}
+def varying(text: str, source: str = "<known failures>") -> dict[str, dict]:
+    """``{scenario_id: {oracle: (K, N) or None}}`` of the entries that declare
+    ``varies:``: the oracles that fail in some runs of the scenario and not
+    in others (measured: in K of N runs, if stated), left out of a
+    ``fail``'s oracles."""
+    return {e.id: e.rates for e in lines(text, source) if e.rates}
 
 
 def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]:
@@ -221,7 +242,7 @@ def load(path: str) -> dict[str, str]:
     return parse(_read(path), path)
 
 
-def load_varying(path: str) -> dict[str, frozenset]:
+def load_varying(path: str) -> dict[str, dict]:
     return varying(_read(path), path)
 
 
