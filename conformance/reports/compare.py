@@ -11,7 +11,9 @@ a line, ``# why it is there`` after it: the known-failures format), or
 without it every scenario of REPORT (a subset of COMMITTED's). An entry of
 that list may declare the oracles whose failure varies between runs of its
 scenario (``varies:clean_stderr``, or with the rate measured,
-``varies:teardown_never_raises@4/5``; see ``conformance.reports.known_failures``):
+``varies:teardown_never_raises@4/5``; see ``conformance.reports.known_failures``;
+``--varies-from FILE`` takes such declarations from a file of their own,
+for whichever scenarios are compared):
 they are left out of both sides' oracles, and the rest must match, within a
 bound (``conformance.reports.varies``): one whose outcome in this run is not
 its usual one (failing if the rate says so, else passing) must be seen with
@@ -203,6 +205,9 @@ def main(args) -> int:
         ids = list(known_failures.load(args.scenarios_from)) if args.scenarios_from else None
         varies = known_failures.load_varying(args.scenarios_from) if args.scenarios_from else {}
         _check_oracles(varies, args.scenarios_from)
+        if args.varies_from:
+            varies = _declared_races(args.varies_from, varies, ids or
+                                     [s["id"] for s in now_doc["scenarios"]])
         reruns = [_load(path) for path in args.reruns or ()]
         for path, doc in zip(args.reruns or (), reruns):
             if doc["impl"] != now_doc["impl"] or version_drift(now_doc, doc):
@@ -217,6 +222,22 @@ def main(args) -> int:
         return 0
     return decide(now_doc, committed_doc, ids, varies=varies, reruns=reruns,
                   now_name=args.report, committed_name=args.against)
+
+
+def _declared_races(path: str, varies: dict, compared: list[str]) -> dict:
+    """``varies`` with the declarations of ``path`` (``--varies-from``) for
+    the scenarios compared; a declaration for a scenario not compared, or
+    one the scenario list declares too, is refused (a stale or a double
+    declaration)."""
+    races = known_failures.load_varying(path)
+    _check_oracles(races, path)
+    stale = sorted(set(races) - set(compared))
+    if stale:
+        raise ValueError(f"{path}: declares races for scenarios not compared: {', '.join(stale)}")
+    twice = sorted(set(races) & set(varies))
+    if twice:
+        raise ValueError(f"{path}: {', '.join(twice)}: declared in the scenario list too")
+    return {**varies, **races}
 
 
 def _check_oracles(varies: dict, source: str) -> None:

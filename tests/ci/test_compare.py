@@ -261,6 +261,35 @@ def test_a_varying_rate_must_name_a_usual_outcome():
         {"a": (1, 5), "b": None}
 
 
+def test_races_declared_apart_apply_to_every_scenario_compared(tmp_path):
+    """``--varies-from FILE``: declarations without narrowing the comparison
+    (every scenario of the report is compared); one for a scenario not
+    compared, or declared in the scenario list too, is refused."""
+    races = tmp_path / "varies.txt"
+    races.write_text(f"{FAILING}  varies:clean_stderr@1/8  # a race decides a traceback\n")
+    doc = committed()
+    entry(doc, FAILING)["oracles"] = ["clean_stderr", "no_ray_restart"]
+    rerun = write(tmp_path, committed(), "rerun.json")  # clean_stderr passed there
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED)
+    assert code == 1 and "compare: FAILED: 1 of" in text, text  # undeclared: a drift
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--varies-from", races, "--reruns", rerun)
+    n = len(doc["scenarios"])
+    assert code == 0 and f"compare: passed: {n} scenarios" in text, text
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--varies-from", races, "--pending")
+    assert code == 0 and text.startswith(f"{FAILING}  # rerun: clean_stderr failed in 1 of 1"), text
+    listing = tmp_path / "slice.txt"
+    listing.write_text(f"{SEED}  # the seed\n")
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing, "--varies-from", races)
+    assert code == 2 and f"declares races for scenarios not compared: {FAILING}" in text, text
+    listing.write_text(f"{FAILING}  varies:clean_stderr  # twice\n")
+    code, text = cli("compare", write(tmp_path, doc), "--against", COMMITTED,
+                     "--scenarios-from", listing, "--varies-from", races)
+    assert code == 2 and "declared in the scenario list too" in text, text
+
+
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")
