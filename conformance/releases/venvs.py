@@ -10,10 +10,11 @@ in the environment's ``freeze.txt``. A finished environment has a stamp
 built again from scratch.
 
 The installer is uv where it is installed (``uv venv`` / ``uv pip``), else
-pip. torch comes from the lock's exact pin; where pip is configured with a
-``find-links`` directory (a machine with the CPU wheel on disk) uv is given
-the same directory, since uv does not read pip's configuration and would
-otherwise take PyPI's CUDA build.
+pip. torch comes from the lock's exact pin; uv is given the package sources
+pip is configured with (``conformance.releases.pip_sources``: on a machine
+with the CPU wheel on disk, pip's ``find-links``), since uv does not read
+pip's configuration and would otherwise take PyPI's CUDA build; where pip
+has a source setting that has no uv equivalent there, pip installs.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from conformance.releases.pip_sources import Unmapped, uv_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: the suite's own dependencies besides torch, Ray and the package under
@@ -71,15 +74,16 @@ def torch_requirement() -> str:
     return "torch"
 
 
-def _pip_find_links() -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"],
-                         capture_output=True, text=True)
-    return out.stdout.split() if out.returncode == 0 else []
-
-
 def installer() -> str:
-    """"uv" when it is on PATH or beside this interpreter, else "pip"."""
-    return "uv" if _uv() else "pip"
+    """"uv" when it is on PATH or beside this interpreter and pip's sources
+    map to uv's, else "pip"."""
+    if not _uv():
+        return "pip"
+    try:
+        uv_environment(sys.executable)
+    except Unmapped:
+        return "pip"
+    return "uv"
 
 
 def _uv() -> str | None:
@@ -91,11 +95,9 @@ def _commands(path: Path, spec: EnvSpec, tool: str) -> list[list[str]]:
     python = str(path / "bin" / "python")
     if tool == "uv":
         uv = _uv()
-        links = [a for d in _pip_find_links() for a in ("--find-links", d)]
         return [[uv, "venv", "-q", "--python", sys.executable, str(path)],
-                [uv, "pip", "install", "-q", "--python", python, *links, torch_requirement()],
-                [uv, "pip", "install", "-q", "--python", python, *links,
-                 *spec.requirements()]]
+                [uv, "pip", "install", "-q", "--python", python, torch_requirement()],
+                [uv, "pip", "install", "-q", "--python", python, *spec.requirements()]]
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     return [[sys.executable, "-m", "venv", str(path)],
             [*pip, torch_requirement()],
@@ -114,8 +116,9 @@ def ensure(spec: EnvSpec, tool: str | None = None, log=print) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     log(f"building {path} with {tool}: {' '.join(spec.requirements())}")
     t0 = time.monotonic()
+    env = {**os.environ, **uv_environment(sys.executable)} if tool == "uv" else None
     for cmd in _commands(path, spec, tool):
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed (exit {done.returncode}):\n"
                                f"{done.stderr[-3000:]}")

@@ -206,8 +206,8 @@ def main(args) -> int:
         varies = known_failures.load_varying(args.scenarios_from) if args.scenarios_from else {}
         _check_oracles(varies, args.scenarios_from)
         if args.varies_from:
-            varies = _declared_races(args.varies_from, varies, ids or
-                                     [s["id"] for s in now_doc["scenarios"]])
+            varies = _declared_races(args.varies_from, varies,
+                                     [s["id"] for s in committed_doc["scenarios"]])
         reruns = [_load(path) for path in args.reruns or ()]
         for path, doc in zip(args.reruns or (), reruns):
             if doc["impl"] != now_doc["impl"] or version_drift(now_doc, doc):
@@ -224,16 +224,17 @@ def main(args) -> int:
                   now_name=args.report, committed_name=args.against)
 
 
-def _declared_races(path: str, varies: dict, compared: list[str]) -> dict:
-    """``varies`` with the declarations of ``path`` (``--varies-from``) for
-    the scenarios compared; a declaration for a scenario not compared, or
-    one the scenario list declares too, is refused (a stale or a double
-    declaration)."""
+def _declared_races(path: str, varies: dict, committed: list[str]) -> dict:
+    """``varies`` with the declarations of ``path`` (``--varies-from``, for
+    whichever scenarios are compared); a declaration for a scenario the
+    committed report does not have, or one the scenario list declares too,
+    is refused (a stale or a double declaration)."""
     races = known_failures.load_varying(path)
     _check_oracles(races, path)
-    stale = sorted(set(races) - set(compared))
+    stale = sorted(set(races) - set(committed))
     if stale:
-        raise ValueError(f"{path}: declares races for scenarios not compared: {', '.join(stale)}")
+        raise ValueError(f"{path}: declares races for scenarios the committed report does "
+                         f"not have: {', '.join(stale)}")
     twice = sorted(set(races) & set(varies))
     if twice:
         raise ValueError(f"{path}: {', '.join(twice)}: declared in the scenario list too")

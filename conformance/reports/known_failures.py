@@ -19,7 +19,8 @@ states a verdict::
   left out of both sides. ``ORACLE@K/N`` states the rate measured, failing
   in K of N runs (0 < K < N, K not N/2): ``compare`` bounds the race by the
   usual outcome it names (``conformance.reports.varies``; without a rate:
-  usually passing).
+  usually passing). The gate (``ruling``) leaves a varying oracle out and
+  does not use its rate.
 - ``flaky:K/N``: the failure happens in K of N runs (measured, 0 < K < N):
   a run that passes is expected too.
 
@@ -142,6 +143,10 @@ def _varying(mark: str, where: str) -> dict:
     out = {}
     for item in (i for i in mark[len(VARIES):].split(",") if i):
         name, at, rate = item.partition("@")
+        if not name:
+            raise ValueError(f"{where}: {mark!r}: varies: names an oracle before its rate")
+        if name in out:
+            raise ValueError(f"{where}: varies:{name} is declared twice")
         m = re.fullmatch(r"(\d+)/(\d+)", rate)
         if at and (m is None or not 0 < int(m.group(1)) < int(m.group(2))
                    or 2 * int(m.group(1)) == int(m.group(2))):
@@ -177,7 +182,11 @@ def lines(text: str, source: str = "<known failures>"):
         outcome, rates, flaky = None, {}, None
         for mark in marks:
             if mark.startswith(VARIES) and mark != VARIES:
-                rates.update(_varying(mark, where))
+                declared = _varying(mark, where)
+                if set(declared) & set(rates):
+                    raise ValueError(f"{where}: varies:{','.join(sorted(set(declared) & set(rates)))}"
+                                     " is declared twice")
+                rates.update(declared)
             elif mark.startswith(FLAKY):
                 flaky = _flaky(mark, where)
             elif outcome is None and (found := _outcome(mark, where)) is not None:
