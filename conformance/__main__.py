@@ -258,9 +258,9 @@ def main(argv=None) -> int:
                    help="compare these scenarios (one id a line, '# why' after it; e.g. "
                         "ci/torchrl-slice.txt); default: every scenario of REPORT.json")
     d.add_argument("--varies-from", metavar="FILE",
-                   help="declared races (varies:ORACLE@K/N lines, the --scenarios-from "
-                        "format) for the scenarios compared, without narrowing them; e.g. "
-                        "ci/results/torchrl/varies.txt")
+                   help="declared races (varies:ORACLE@K/N, or a verdict race: OUTCOME "
+                        "flaky:K/N; the --scenarios-from format) for the scenarios compared, "
+                        "without narrowing them; e.g. ci/results/torchrl/varies.txt")
     d.add_argument("--reruns", nargs="+", metavar="RERUN.json",
                    help="reports of reruns of some of the scenarios: a declared varying "
                         "oracle (varies:) must not miss its usual outcome in every run "

@@ -41,7 +41,7 @@ from collections import Counter
 
 from conformance.reports import known_failures, report
 from conformance.reports.summary import first_violation
-from conformance.reports.varies import RUNS, bound, describe
+from conformance.reports.varies import RUNS, bound, bound_verdict, describe
 from conformance.judge.verdict import BAD
 
 NOT_IN_REPORT = "- (not in the report)"
@@ -99,48 +99,59 @@ def table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
-            varies: dict | None = None, reruns: list | None = None) -> list[dict]:
+            varies: dict | None = None, reruns: list | None = None,
+            flaky: dict | None = None) -> list[dict]:
     """One row per compared scenario: id, committed and now entries, same or
     not (``varies``: {id: oracles whose failure varies between its runs},
     bounded over this run and ``reruns``, reports of reruns: the row's
-    ``varies`` is ``conformance.reports.varies.bound``'s answer)."""
+    ``varies`` is ``conformance.reports.varies.bound``'s answer; ``flaky``:
+    {id: (verdict cell, (K, N))}, a verdict race, ``bound_verdict``'s)."""
     now = {s["id"]: s for s in now_doc["scenarios"]}
     committed = {s["id"]: s for s in committed_doc["scenarios"]}
     ids = list(ids) if ids is not None else sorted(now)
-    varies = varies or {}
+    varies, flaky = varies or {}, flaky or {}
     rows = []
     for sid in ids:
         declared = varies.get(sid, frozenset())
-        found = bound(now.get(sid), [e for doc in reruns or () for e in doc["scenarios"]
-                                     if e["id"] == sid], declared)
+        runs = [e for doc in reruns or () for e in doc["scenarios"] if e["id"] == sid]
+        found = bound(now.get(sid), runs, declared)
+        matches = same(committed.get(sid), now.get(sid), declared)
+        if sid in flaky and now.get(sid) is not None:
+            outcome, rate = flaky[sid]
+            allowed = {outcome, "pass"}
+            matches = verdict_cell(committed.get(sid), declared) in allowed \
+                and verdict_cell(now[sid], declared) in allowed
+            if matches:  # another verdict is a drift, whatever the runs
+                found = {**found, **bound_verdict(
+                    [verdict_cell(e, declared) for e in [now[sid], *runs]], outcome, rate)}
         rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
-                     "varies": found,
-                     "same": same(committed.get(sid), now.get(sid), declared)
-                     and all(b.state == "varies" for b in found.values())})
+                     "varies": found, "flaky": flaky.get(sid, ("", None))[0],
+                     "same": matches and all(b.state == "varies" for b in found.values())})
     return rows
 
 
 def now_cell(row: dict) -> str:
     """This run's cell: the verdict, and a varying oracle's count when it
     failed in every run so far."""
-    bounded = describe(row.get("varies") or {})
+    bounded = describe(row.get("varies") or {}, outcome=row.get("flaky", ""))
     return verdict_cell(row["now"]) + (f" ({bounded})" if bounded else "")
 
 
 def pending(rows: list[dict]) -> list[str]:
     """Scenario-list lines of the scenarios to rerun: a varying oracle missed
     its usual outcome in each of their runs so far, fewer than ``varies.RUNS``."""
-    return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',))} (varies:, {RUNS} "
-            "needed)" for r in rows if any(b.state == "pending" for b in r["varies"].values())]
+    return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',), r.get('flaky', ''))} "
+            f"(varies:, {RUNS} needed)" for r in rows
+            if any(b.state == "pending" for b in r["varies"].values())]
 
 
 def decide(now_doc: dict, committed_doc: dict, ids: list[str] | None = None, *,
            varies: dict | None = None, reruns: list | None = None,
-           now_name: str = "REPORT", committed_name: str = "COMMITTED",
-           out=sys.stdout) -> int:
+           flaky: dict | None = None, now_name: str = "REPORT",
+           committed_name: str = "COMMITTED", out=sys.stdout) -> int:
     """Print the comparison; 0 without drift, 1 with."""
     impl = now_doc["impl"]
-    rows = compare(now_doc, committed_doc, ids, varies, reruns)
+    rows = compare(now_doc, committed_doc, ids, varies, reruns, flaky)
     drifted = [r for r in rows if not r["same"]]
     versions = version_drift(now_doc, committed_doc)
     wrong_impl = impl != committed_doc["impl"]
@@ -203,11 +214,19 @@ def main(args) -> int:
     try:
         now_doc, committed_doc = _load(args.report), _load(args.against)
         ids = list(known_failures.load(args.scenarios_from)) if args.scenarios_from else None
-        varies = known_failures.load_varying(args.scenarios_from) if args.scenarios_from else {}
-        _check_oracles(varies, args.scenarios_from)
+        varies, flaky = _races(args.scenarios_from) if args.scenarios_from else ({}, {})
         if args.varies_from:
-            varies = _declared_races(args.varies_from, varies,
-                                     [s["id"] for s in committed_doc["scenarios"]])
+            more_varies, more_flaky = _races(args.varies_from)
+            have = {s["id"] for s in committed_doc["scenarios"]}
+            stale = sorted((set(more_varies) | set(more_flaky)) - have)
+            if stale:
+                raise ValueError(f"{args.varies_from}: declares races for scenarios the "
+                                 f"committed report does not have: {', '.join(stale)}")
+            twice = sorted((set(more_varies) & set(varies)) | (set(more_flaky) & set(flaky)))
+            if twice:
+                raise ValueError(f"{args.varies_from}: {', '.join(twice)}: declared in the "
+                                 "scenario list too")
+            varies, flaky = {**varies, **more_varies}, {**flaky, **more_flaky}
         reruns = [_load(path) for path in args.reruns or ()]
         for path, doc in zip(args.reruns or (), reruns):
             if doc["impl"] != now_doc["impl"] or version_drift(now_doc, doc):
@@ -217,28 +236,25 @@ def main(args) -> int:
         print(f"compare: FAILED: no usable input: {exc}", file=sys.stderr)
         return 2
     if args.pending:
-        for line in pending(compare(now_doc, committed_doc, ids, varies, reruns)):
+        for line in pending(compare(now_doc, committed_doc, ids, varies, reruns, flaky)):
             print(line)
         return 0
-    return decide(now_doc, committed_doc, ids, varies=varies, reruns=reruns,
+    return decide(now_doc, committed_doc, ids, varies=varies, reruns=reruns, flaky=flaky,
                   now_name=args.report, committed_name=args.against)
 
 
-def _declared_races(path: str, varies: dict, committed: list[str]) -> dict:
-    """``varies`` with the declarations of ``path`` (``--varies-from``, for
-    whichever scenarios are compared); a declaration for a scenario the
-    committed report does not have, or one the scenario list declares too,
-    is refused (a stale or a double declaration)."""
-    races = known_failures.load_varying(path)
-    _check_oracles(races, path)
-    stale = sorted(set(races) - set(committed))
-    if stale:
-        raise ValueError(f"{path}: declares races for scenarios the committed report does "
-                         f"not have: {', '.join(stale)}")
-    twice = sorted(set(races) & set(varies))
-    if twice:
-        raise ValueError(f"{path}: {', '.join(twice)}: declared in the scenario list too")
-    return {**varies, **races}
+def _races(path: str) -> tuple[dict, dict]:
+    """The races a scenario list declares: ``({id: {oracle: rate}}, {id:
+    (verdict cell, rate)})``, the varying oracles and the verdict races
+    (``OUTCOME flaky:K/N``)."""
+    varies = known_failures.load_varying(path)
+    _check_oracles(varies, path)
+    flaky = known_failures.load_flaky(path)
+    for sid, (_, (k, n)) in flaky.items():
+        if 2 * k == n:
+            raise ValueError(f"{path}: {sid}: flaky:{k}/{n} names no usual outcome for "
+                             "compare: measure more runs")
+    return varies, flaky
 
 
 def _check_oracles(varies: dict, source: str) -> None:

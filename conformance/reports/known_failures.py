@@ -215,6 +215,14 @@ def varying(text: str, source: str = "<known failures>") -> dict[str, dict]:
     return {e.id: e.rates for e in lines(text, source) if e.rates}
 
 
+def flaky(text: str, source: str = "<known failures>") -> dict[str, tuple]:
+    """``{scenario_id: (verdict cell, (K, N))}`` of the entries that declare
+    ``flaky:K/N``: the outcome in K of N runs, a pass in the others (a verdict
+    race; ``compare`` bounds it as ``conformance.reports.varies`` says)."""
+    return {e.id: (verdict_cell(e.outcome[0], e.outcome[1], e.varies), e.flaky)
+            for e in lines(text, source) if e.flaky}
+
+
 def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]:
     """``{scenario_id: Expected}`` of a known-failures file: each entry must
     state its expected outcome, with failing oracles that exist."""
@@ -253,6 +261,10 @@ def load(path: str) -> dict[str, str]:
 
 def load_varying(path: str) -> dict[str, dict]:
     return varying(_read(path), path)
+
+
+def load_flaky(path: str) -> dict[str, tuple]:
+    return flaky(_read(path), path)
 
 
 def load_expected(path: str) -> dict[str, Expected]:

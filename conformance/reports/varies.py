@@ -27,6 +27,12 @@ all of 5 runs with probability q**5: 3 % at q = 0.5 (a bare ``varies:``,
 whose rate nobody measured), 0.03 % at q = 0.2, the price of a false drift;
 a scenario then needs about 1/(1-q) runs, and a rerun costs 20-60 s here.
 A rate of exactly one half names no usual outcome and is refused.
+
+A scenario's *verdict* may race too (``exit/*/*/background-running`` of
+torchrl crashes at the interpreter exit in some runs and passes in the
+others): declared ``crash  flaky:K/N`` (the outcome in K of N runs, a pass
+otherwise), it is bounded the same way by ``bound_verdict``; both sides'
+verdicts must be one of the two.
 """
 from __future__ import annotations
 
@@ -79,9 +85,31 @@ def bound(now: dict | None, reruns: list, declared: Mapping | frozenset) -> dict
     return out
 
 
-def describe(found: dict, states=("drift", "pending")) -> str:
+#: the key of a scenario's declared verdict race in ``bound``'s answers
+VERDICT = "verdict"
+
+
+def bound_verdict(cells: list[str], outcome: str, rate: tuple) -> dict:
+    """``{VERDICT: Bounded}`` when the first of ``cells`` (this run's verdict
+    cell, then its reruns', every run counting) is not the usual outcome of
+    a declared verdict race (``outcome`` in K of N runs, ``flaky:K/N``, a
+    pass otherwise); ``failed`` counts the runs with ``outcome``."""
+    usual = outcome if usually_fails(rate) else "pass"
+    if not cells or cells[0] == usual:
+        return {}
+    n_usual = sum(c == usual for c in cells)
+    state = "varies" if n_usual else "drift" if len(cells) >= RUNS else "pending"
+    return {VERDICT: Bounded(state, sum(c == outcome for c in cells), len(cells),
+                             usually_fails(rate))}
+
+
+def describe(found: dict, states=("drift", "pending"), outcome: str = "") -> str:
     """"clean_stderr failed in 5 of 5 runs, usually passing" for the oracles
-    in ``states`` (the usual outcome as declared)."""
-    return "; ".join(f"{o} failed in {b.failed} of {b.runs} runs, usually "
-                     f"{'failing' if b.usually_fails else 'passing'}"
-                     for o, b in found.items() if b.state in states)
+    in ``states`` (the usual outcome as declared); a verdict race as
+    "crash in 0 of 5 runs, usually crash" (``outcome``: its verdict cell)."""
+    return "; ".join(
+        f"{outcome} in {b.failed} of {b.runs} runs, usually "
+        f"{outcome if b.usually_fails else 'pass'}" if o == VERDICT else
+        f"{o} failed in {b.failed} of {b.runs} runs, usually "
+        f"{'failing' if b.usually_fails else 'passing'}"
+        for o, b in found.items() if b.state in states)

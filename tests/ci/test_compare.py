@@ -303,6 +303,43 @@ def test_races_declared_apart_apply_to_every_scenario_compared(tmp_path):
     assert code == 2 and "declared in the scenario list too" in text, text
 
 
+def test_a_declared_verdict_race_is_bounded_by_its_usual_verdict(tmp_path):
+    """``OUTCOME flaky:K/N`` in a race list: the scenario has OUTCOME in K of N
+    runs and passes in the others; both sides' verdicts must be one of the
+    two, and a run without the usual one (here: a pass, 3 of 7 crashing)
+    must see it in a rerun, 5 runs without it being a drift."""
+    from conformance.reports.varies import RUNS
+
+    races = tmp_path / "varies.txt"
+    races.write_text(f"{HANGING}  hang  flaky:3/7  # a race at the exit\n")
+    base = committed()  # HANGING: hang in the committed run (the rarer outcome)
+    passing = copy.deepcopy(base)
+    entry(passing, HANGING).update(verdict="pass", oracles=[])
+    code, text = cli("compare", write(tmp_path, passing), "--against", COMMITTED,
+                     "--varies-from", races)
+    assert code == 0 and "compare: passed" in text, text  # the usual outcome
+    code, text = cli("compare", write(tmp_path, base, "hang.json"), "--against", COMMITTED,
+                     "--varies-from", races, "--pending")
+    assert text.splitlines() == [f"{HANGING}  # rerun: hang in 1 of 1 runs, usually pass "
+                                 f"(varies:, {RUNS} needed)"], text
+    code, text = cli("compare", write(tmp_path, base, "hang.json"), "--against", COMMITTED,
+                     "--varies-from", races, "--reruns", write(tmp_path, passing, "r.json"))
+    assert code == 0 and "compare: passed" in text, text
+    reruns = [write(tmp_path, base, f"rerun-{k}.json") for k in range(RUNS - 1)]
+    code, text = cli("compare", write(tmp_path, base, "hang.json"), "--against", COMMITTED,
+                     "--varies-from", races, "--reruns", *reruns)
+    assert code == 1 and f"hang in {RUNS} of {RUNS} runs, usually pass" in text, text
+    crashed = copy.deepcopy(base)
+    entry(crashed, HANGING).update(verdict="crash", oracles=["no_crash"])
+    code, text = cli("compare", write(tmp_path, crashed, "crash.json"), "--against",
+                     COMMITTED, "--varies-from", races)
+    assert code == 1 and "compare: FAILED: 1 of" in text, text  # neither hang nor pass
+    races.write_text(f"{HANGING}  hang  flaky:1/2  # half\n")
+    code, text = cli("compare", write(tmp_path, passing), "--against", COMMITTED,
+                     "--varies-from", races)
+    assert code == 2 and "names no usual outcome" in text, text
+
+
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")
