@@ -340,6 +340,25 @@ def test_a_declared_verdict_race_is_bounded_by_its_usual_verdict(tmp_path):
     assert code == 2 and "names no usual outcome" in text, text
 
 
+def test_the_committed_races_file_reads_against_the_committed_matrix():
+    """ci/results/torchrl/varies.txt: every line parses, names oracles that
+    exist and scenarios of the committed matrix, with a rate. The matrix
+    compared with itself under it drifts nowhere; where the committed run
+    had a race's rarer outcome, the scenario is only undecided (to rerun)."""
+    races = os.path.join(REPO, "ci", "results", "torchrl", "varies.txt")
+    entries = list(known_failures.lines(open(races).read(), races))
+    assert entries and all(e.flaky or (e.rates and None not in e.rates.values())
+                           for e in entries), "a race without its measured rate"
+    code, text = cli("compare", MATRIX, "--against", MATRIX, "--varies-from", races,
+                     "--pending")
+    assert code == 0, text
+    undecided = set(known_failures.parse(text))
+    assert undecided <= {e.id for e in entries}, text
+    code, text = cli("compare", MATRIX, "--against", MATRIX, "--varies-from", races)
+    drifted = [m.group(1) for m in re.finditer(r"^  (\S+/\S+/\S+/\S+)\s{2,}", text, re.M)]
+    assert set(drifted) == undecided, text
+
+
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")
