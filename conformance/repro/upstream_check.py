@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 
 from conformance.judge import findings
+from fixtures import procs
 from conformance.judge.oracles import LIVE_STATES
 from conformance.reports.summary import findings_of
 
@@ -339,12 +340,28 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
         with open(os.path.join(scratch, "repro.py"), "w") as f:
             f.write(script + "\n")
         t0 = time.monotonic()
-        try:
-            done = subprocess.run([python, "repro.py"], cwd=scratch, env=env, timeout=timeout,
-                                  capture_output=True, text=True, start_new_session=True)
-            trace = Trace(done.stdout, done.stderr, done.returncode)
-        except subprocess.TimeoutExpired as exc:
-            trace = Trace(exc.stdout or "", exc.stderr or "", None)
+        # Output to files, not pipes: a process the script leaves behind would
+        # hold a pipe open, and reading it would wait for that process.
+        out_path, err_path = os.path.join(scratch, "stdout"), os.path.join(scratch, "stderr")
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            proc = subprocess.Popen([python, "repro.py"], cwd=scratch, env=env, stdout=out,
+                                    stderr=err, start_new_session=True)
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                procs.terminate(procs.find_session(proc.pid))
+                proc.wait()
+                code = None
+        # What the script left in its session (its own: start_new_session) is
+        # stopped here, by session. Seen 2026-11-26: after the RLlib scripts, a
+        # DashboardAgent and a RuntimeEnvAgent of a script's runtime outlived it
+        # in its deleted scratch directory.
+        left = procs.terminate(procs.find_session(proc.pid))
+        said = "; ".join(f"pid {p['pid']} {p['cmdline'] or p['name']}" for p in left)
+        with open(out_path) as out, open(err_path) as err:
+            trace = Trace(out.read(), err.read() + (
+                f"\nupstream --check: stopped {len(left)} process(es) the script left "
+                f"behind: {said}\n" if left else ""), code)
     return finding, trace, time.monotonic() - t0
 
 

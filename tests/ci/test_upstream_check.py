@@ -385,3 +385,30 @@ def test_a_kept_output_is_read_again_without_running_the_script(tmp_path):
     assert check_dir(str(bodies), "/no/such/python", log=lambda line: None,
                      replay=str(kept)) == 1  # read again, not run: NOT shown
     assert "| NOT shown |" in (bodies / "CHECKED.md").read_text()
+
+
+def test_what_a_script_leaves_in_its_session_is_stopped_and_said(tmp_path):
+    """A script's runtime can leave processes behind (seen: Ray's agents
+    outliving an RLlib script): the check stops what remains in the
+    script's session after it and says so in the output it reads."""
+    import json
+    import sys
+
+    import psutil
+
+    from conformance.repro.upstream_check import MARK, run_body
+
+    pid_file = tmp_path / "child.pid"
+    script = "\n".join([
+        "import subprocess, sys",
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])",
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))",
+        "print('[0] use evaluator(call=submit) ...')",
+        "print('[0] use evaluator(call=submit): ok -> None (0.000s)')"])
+    body = tmp_path / "09-fail-use-after-close.md"
+    body.write_text(f"# body\n\n```python\n{script}\n```\n\n{MARK}{json.dumps(RLLIB_07)} -->\n")
+    _, trace, _ = run_body(str(body), sys.executable, timeout=60)
+    child = int(pid_file.read_text())
+    assert trace.returncode == 0, trace
+    assert "upstream --check: stopped 1 process(es) the script left behind" in trace.stderr
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
