@@ -119,11 +119,14 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
         if sid in flaky and now.get(sid) is not None:
             outcome, rate = flaky[sid]
             allowed = {outcome, "pass"}
+            # a rerun's harness error says nothing of the verdict: not a run (this
+            # run's error is a drift: it is never one of the declared outcomes)
+            cells = [verdict_cell(now[sid], declared)] + [
+                verdict_cell(e, declared) for e in runs if e["verdict"] != "error"]
             matches = verdict_cell(committed.get(sid), declared) in allowed \
-                and verdict_cell(now[sid], declared) in allowed
-            if matches:  # another verdict is a drift, whatever the runs
-                found = {**found, **bound_verdict(
-                    [verdict_cell(e, declared) for e in [now[sid], *runs]], outcome, rate)}
+                and all(c in allowed for c in cells)
+            if matches:  # another verdict, in this run or a rerun, is a drift
+                found = {**found, **bound_verdict(cells, outcome, rate)}
         rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
                      "varies": found, "flaky": flaky.get(sid, ("", None))[0],
                      "same": matches and all(b.state == "varies" for b in found.values())})
@@ -222,7 +225,7 @@ def main(args) -> int:
             if stale:
                 raise ValueError(f"{args.varies_from}: declares races for scenarios the "
                                  f"committed report does not have: {', '.join(stale)}")
-            twice = sorted((set(more_varies) & set(varies)) | (set(more_flaky) & set(flaky)))
+            twice = sorted((set(more_varies) | set(more_flaky)) & (set(varies) | set(flaky)))
             if twice:
                 raise ValueError(f"{args.varies_from}: {', '.join(twice)}: declared in the "
                                  "scenario list too")

@@ -346,17 +346,20 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
         with open(out_path, "w") as out, open(err_path, "w") as err:
             proc = subprocess.Popen([python, "repro.py"], cwd=scratch, env=env, stdout=out,
                                     stderr=err, start_new_session=True)
+            left = []
             try:
                 code = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                procs.terminate(procs.find_session(proc.pid))
+                left = procs.terminate(procs.find_session(proc.pid))
                 proc.wait()
                 code = None
         # What the script left in its session (its own: start_new_session) is
-        # stopped here, by session. Seen 2026-11-26: after the RLlib scripts, a
-        # DashboardAgent and a RuntimeEnvAgent of a script's runtime outlived it
-        # in its deleted scratch directory.
-        left = procs.terminate(procs.find_session(proc.pid))
+        # stopped here, by session, twice (a process forked during the first
+        # sweep is in the second, as kill_marked does). Seen 2026-11-26: after
+        # the RLlib scripts, a DashboardAgent and a RuntimeEnvAgent of a
+        # script's runtime outlived it in its deleted scratch directory.
+        left += procs.terminate(procs.find_session(proc.pid))
+        left += procs.terminate(procs.find_session(proc.pid), grace=0)
         said = "; ".join(f"pid {p['pid']} {p['cmdline'] or p['name']}" for p in left)
         with open(out_path) as out, open(err_path) as err:
             trace = Trace(out.read(), err.read() + (
