@@ -35,7 +35,7 @@ e.g. ``ci/torchrl-slice.txt``) is the same format, the outcome optional.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: the marker of oracles whose failure varies between runs of one scenario
 VARIES = "varies:"
@@ -108,10 +108,13 @@ class Line:
     id: str
     reason: str
     outcome: tuple | None = None  # (verdict, oracles)
-    varies: frozenset = frozenset()
     flaky: tuple | None = None
     #: {varying oracle: (K, N) measured, or None}
-    rates: dict | None = None
+    rates: dict = field(default_factory=dict)
+
+    @property
+    def varies(self) -> frozenset:
+        return frozenset(self.rates)
 
 
 def _outcome(mark: str, where: str):
@@ -138,9 +141,9 @@ def _outcome(mark: str, where: str):
     return verdict, frozenset()
 
 
-def _varying(mark: str, where: str) -> dict:
-    """``{oracle: (K, N) or None}`` of a ``varies:`` mark."""
-    out = {}
+def _varying(mark: str, where: str, out: dict) -> None:
+    """Add ``{oracle: (K, N) or None}`` of a ``varies:`` mark to ``out`` (the
+    line's declarations so far: an oracle declared twice is refused)."""
     for item in (i for i in mark[len(VARIES):].split(",") if i):
         name, at, rate = item.partition("@")
         if not name:
@@ -154,7 +157,6 @@ def _varying(mark: str, where: str) -> dict:
                              "in K of N runs (0 < K < N; K = N/2 names no usual outcome: "
                              "measure more runs)")
         out[name] = (int(m.group(1)), int(m.group(2))) if at else None
-    return out
 
 
 def _flaky(mark: str, where: str) -> tuple:
@@ -182,11 +184,7 @@ def lines(text: str, source: str = "<known failures>"):
         outcome, rates, flaky = None, {}, None
         for mark in marks:
             if mark.startswith(VARIES) and mark != VARIES:
-                declared = _varying(mark, where)
-                if set(declared) & set(rates):
-                    raise ValueError(f"{where}: varies:{','.join(sorted(set(declared) & set(rates)))}"
-                                     " is declared twice")
-                rates.update(declared)
+                _varying(mark, where, rates)
             elif mark.startswith(FLAKY):
                 flaky = _flaky(mark, where)
             elif outcome is None and (found := _outcome(mark, where)) is not None:
@@ -199,7 +197,7 @@ def lines(text: str, source: str = "<known failures>"):
         if flaky and outcome is None:
             raise ValueError(f"{where}: a flaky entry states the failure it has in "
                              f"{flaky[0]} of {flaky[1]} runs")
-        yield Line(sid, reason, outcome, frozenset(rates), flaky, rates)
+        yield Line(sid, reason, outcome, flaky, rates)
 
 
 def parse(text: str, source: str = "<known failures>") -> dict[str, str]:

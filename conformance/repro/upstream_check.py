@@ -37,9 +37,9 @@ import time
 from dataclasses import dataclass
 
 from conformance.judge import findings
-from fixtures import procs
 from conformance.judge.oracles import LIVE_STATES
 from conformance.reports.summary import findings_of
+from fixtures import procs
 
 #: the file name of an issue body (``upstream.write_all``): ``NN-<slug>.md``
 BODY_NAME = re.compile(r"\d\d-.*\.md$")
