@@ -58,7 +58,11 @@ def verdict_cell(entry: dict | None, varies=frozenset()) -> str:
 
 
 def same(committed: dict | None, now: dict | None, varies=frozenset()) -> bool:
+    """Both have the verdict (and a fail's oracles). An ``error`` is the
+    harness's, never a verdict to hold: it is never the same, even as an
+    error on both sides."""
     return committed is not None and now is not None and \
+        "error" not in (committed["verdict"], now["verdict"]) and \
         verdict_cell(committed, varies) == verdict_cell(now, varies)
 
 
@@ -112,7 +116,7 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
     varies, flaky = varies or {}, flaky or {}
     rows = []
     for sid in ids:
-        declared = varies.get(sid, frozenset())
+        declared = varies.get(sid, {})
         runs = [e for doc in reruns or () for e in doc["scenarios"] if e["id"] == sid]
         found = bound(now.get(sid), runs, declared)
         matches = same(committed.get(sid), now.get(sid), declared)

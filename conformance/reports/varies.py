@@ -64,12 +64,10 @@ def failed(entry: dict | None, oracle: str) -> bool:
     return entry is not None and entry["verdict"] == "fail" and oracle in (entry.get("oracles") or [])
 
 
-def bound(now: dict | None, reruns: list, declared: Mapping | frozenset) -> dict:
+def bound(now: dict | None, reruns: list, rates: Mapping) -> dict:
     """``{oracle: Bounded}`` for each declared varying oracle whose outcome in
-    this run (``now``, judged) is not its usual one. ``declared``:
-    ``{oracle: (K, N) or None}``, or the oracles' names (no rate: usually
-    passing)."""
-    rates = declared if isinstance(declared, Mapping) else dict.fromkeys(declared)
+    this run (``now``, judged) is not its usual one. ``rates``: ``{oracle:
+    (K, N) or None}`` (no rate: usually passing)."""
     out = {}
     if now is None or now["verdict"] not in JUDGED:
         return out  # not judged by the oracles: the verdict itself is compared

@@ -364,6 +364,17 @@ def test_the_committed_races_file_reads_against_the_committed_matrix():
     assert code == 1 and set(drifted) == undecided, text
 
 
+def test_an_error_on_both_sides_is_a_drift(tmp_path):
+    """A harness error in this run never matches, not even an error in the
+    committed report: neither observed the scenario."""
+    doc = committed()
+    entry(doc, SEED).update(verdict="error", oracles=[])
+    both = write(tmp_path, doc, "both.json")
+    code, text = cli("compare", both, "--against", both)
+    assert code == 1 and f"compare: FAILED: 1 of {len(doc['scenarios'])} scenarios drifted" \
+        in text, text
+
+
 def test_listed_scenario_missing_from_both_reports_is_red(tmp_path):
     listing = tmp_path / "slice.txt"
     listing.write_text(f"{SEED}  # the seed\nnamed/local/user/no-such-scenario  # a typo\n")
