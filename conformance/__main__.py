@@ -248,7 +248,7 @@ def main(argv=None) -> int:
     m.add_argument("reports", nargs="+", metavar="REPORT.json")
     m.add_argument("--html", required=True, metavar="OUT.html")
     m.add_argument("--markdown", metavar="OUT.md")
-    m.set_defaults(func=_lazy("reports.matrix"))
+    m.set_defaults(func=_lazy("reports.matrix_cli"))
     d = sub.add_parser("compare", help="exit 1 when this run's verdicts drifted from a "
                                        "committed report")
     d.add_argument("report", metavar="REPORT.json", help="this run's report")

@@ -1,6 +1,5 @@
-"""The scenario x implementation matrix, generated from reports, never by hand.
-
-    python -m conformance matrix REPORT.json [REPORT.json ...] --html OUT.html [--markdown OUT.md]
+"""The scenario x implementation matrix, generated from reports, never by
+hand (the command, ``python -m conformance matrix``, is ``matrix_cli``).
 
 Rows are scenario ids grouped by family (catalog order; a component-subset
 variant, ``...~no-evaluator``, in the row of the scenario it stands for,
@@ -12,7 +11,6 @@ file. The HTML is self-contained (inline CSS, no script, no external asset).
 from __future__ import annotations
 
 import html
-import sys
 import time
 from collections import Counter
 
@@ -269,39 +267,25 @@ def render_markdown(docs: list[dict]) -> str:
                            if got else "–")
         out.append(f"| **{fam}** | " + " | ".join(tallies) + " |")
         for sid in members:
-            row = []
-            for idx in index:
-                entry = idx.get(sid)
-                if entry is None:
-                    row.append("–")
-                    continue
-                verdict, classes, _ = classify(entry)
-                label, mark = LABELS.get(verdict, (verdict, ""))
-                text = f"{mark} {label}"
-                if entry.get("oracles"):
-                    text += f" `{', '.join(entry['oracles'])}`"
-                if "known" in classes:
-                    text += " *(known)*"
-                if "unexpected" in classes:
-                    text += " *(unexpected)*"
-                if subset_mark(entry["id"]):
-                    text += f" *{subset_mark(entry['id'])}*"
-                row.append(text.replace("|", "\\|"))
+            row = [cell_text(idx.get(sid)).replace("|", "\\|") for idx in index]
             out.append(f"| `{sid}` | " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
 
-def main(args) -> int:
-    try:
-        docs = [report.load(p) for p in args.reports]
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"matrix: {exc}", file=sys.stderr)
-        return 2
-    with open(args.html, "w") as f:
-        f.write(render_html(docs, args.reports))
-    print(f"matrix: {args.html}")
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(render_markdown(docs))
-        print(f"matrix: {args.markdown}")
-    return 0
+def cell_text(entry: dict | None, marks: bool = True) -> str:
+    """A Markdown cell: the verdict, its failing oracles and, with ``marks``,
+    the known-failure and component-subset marks."""
+    if entry is None:
+        return "–"
+    verdict, classes, _ = classify(entry)
+    label, mark = LABELS.get(verdict, (verdict, ""))
+    text = f"{mark} {label}"
+    if entry.get("oracles"):
+        text += f" `{', '.join(entry['oracles'])}`"
+    if marks and "known" in classes:
+        text += " *(known)*"
+    if marks and "unexpected" in classes:
+        text += " *(unexpected)*"
+    if marks and subset_mark(entry["id"]):
+        text += f" *{subset_mark(entry['id'])}*"
+    return text

@@ -35,3 +35,43 @@ def test_a_subset_variant_that_stands_for_several_scenarios_keeps_its_own_row():
     (family, members), = matrix.rows(docs)
     assert family == "order" and sorted(members) == sorted([FULL, other, NO_EVAL])
     assert matrix.cells(docs)[0] == {NO_EVAL: docs[0]["scenarios"][0]}
+
+
+def _release(version, *entries):
+    doc = _doc("torchrl", *entries)
+    doc["versions"]["torchrl"] = version
+    return doc
+
+
+def test_neighbouring_releases_list_the_rows_that_changed_and_only_those():
+    from conformance.reports import matrix_changes
+
+    same = "double_close/multinode/user/collector-concurrent"
+    docs = [_release("0.11.1", (NO_EVAL, "crash"), (same, "fail")),
+            _release("0.12.0", (FULL, "fail"), (same, "fail"),
+                     ("use_after_close/local/user/evaluator", "fail")),
+            _release("0.13.3", (FULL, "fail"), (same, "pass")),
+            _doc("rllib", (NO_BUFFER, "pass"))]
+    pairs = matrix_changes.changes(docs)
+    # rllib is no neighbour of torchrl: two pairs, not three
+    assert [(p["before"], p["after"]) for p in pairs] == [
+        ("torchrl 0.11.1, ray 2.60.0", "torchrl 0.12.0, ray 2.60.0"),
+        ("torchrl 0.12.0, ray 2.60.0", "torchrl 0.13.3, ray 2.60.0")]
+    # the subset row's crash -> the whole scenario's fail; the unchanged fail is not listed
+    assert pairs[0]["changed"] == [(FULL, "💥 CRASH *~no-evaluator*", "❌ FAIL")]
+    assert (pairs[0]["only_after"], pairs[0]["only_before"]) == (1, 0)
+    assert pairs[1]["changed"] == [(same, "❌ FAIL", "✅ pass")]
+    assert pairs[1]["only_before"] == 1
+    md = "\n".join(matrix_changes.render_markdown(docs))
+    assert "### torchrl 0.12.0, ray 2.60.0 → torchrl 0.13.3, ray 2.60.0" in md
+    assert f"| `{same}` | ❌ FAIL | ✅ pass |" in md
+
+
+def test_the_same_verdict_with_other_failing_oracles_is_a_change():
+    from conformance.reports import matrix_changes
+
+    a, b = _release("0.12.0", (FULL, "fail")), _release("0.13.3", (FULL, "fail"))
+    a["scenarios"][0]["oracles"], b["scenarios"][0]["oracles"] = ["data_kept"], ["no_ray_restart"]
+    (pair,) = matrix_changes.changes([a, b])
+    assert pair["changed"] == [(FULL, "❌ FAIL `data_kept`", "❌ FAIL `no_ray_restart`")]
+    assert matrix_changes.changes([a]) == [] and matrix_changes.render_markdown([a]) == []
