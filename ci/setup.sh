@@ -38,7 +38,8 @@ WANT="$(cat $LOCKS $JOBS | sha256sum | cut -d' ' -f1)"
 # 2026-11-26 on 2 cores, uv's cache empty: the RLlib venv's packages in 31 s
 # with `uv pip install --compile-bytecode` (8 s of it the install) against
 # 79 s with pip; the same 61 packages at the same versions (pip freeze). The
-# bytecode is compiled here: without it no .pyc was written on import and
+# bytecode is compiled here: without it no .pyc was written on import (this
+# machine's shell sets PYTHONDONTWRITEBYTECODE=1, and a CI runner may too) and
 # `import torch, ray, ray.rllib` took 11-13 s on every start instead of 5 s.
 install() {
   local cfg

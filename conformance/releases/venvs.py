@@ -95,9 +95,14 @@ def _commands(path: Path, spec: EnvSpec, tool: str) -> list[list[str]]:
     python = str(path / "bin" / "python")
     if tool == "uv":
         uv = _uv()
+        # --compile-bytecode: pip compiles on install, uv does not; where
+        # PYTHONDONTWRITEBYTECODE is set (this machine's shell has it) no
+        # process writes a .pyc either, and every Ray worker compiled torch
+        # anew (2026-11-26: no .pyc under torch/ after 3 min of a column).
+        install = [uv, "pip", "install", "-q", "--compile-bytecode", "--python", python]
         return [[uv, "venv", "-q", "--python", sys.executable, str(path)],
-                [uv, "pip", "install", "-q", "--python", python, torch_requirement()],
-                [uv, "pip", "install", "-q", "--python", python, *spec.requirements()]]
+                [*install, torch_requirement()],
+                [*install, *spec.requirements()]]
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     return [[sys.executable, "-m", "venv", str(path)],
             [*pip, torch_requirement()],
