@@ -87,8 +87,16 @@ def test_gated_fixtures_keep_local_where_the_catch_is_its_own():
     assert owners == {"user", "impl"}
 
 
-@pytest.mark.parametrize("rid,catch,scenario_id", CASES,
-                         ids=[f"{rid}:{sid}" for rid, _, sid in CASES])
+def _case(rid, catch, sid):
+    """A hang, or a teardown slower than its bound, is caught at the bound:
+    its test waits the deadline out (``waits_for_deadline``: the lane of its
+    own in ci/selftest.sh)."""
+    waits = catch.verdict == "hang" or "teardown_within_bound" in catch.oracles
+    marks = [pytest.mark.waits_for_deadline] if waits else []
+    return pytest.param(rid, catch, sid, marks=marks, id=f"{rid}:{sid}")
+
+
+@pytest.mark.parametrize("rid,catch,scenario_id", [_case(*case) for case in CASES])
 def test_regression_is_caught_as_named(rid, catch, scenario_id, session, tmp_path):
     impl = f"regression:{rid}"
     for run in range(1, RACY_RUNS + 1 if catch.racy else 2):

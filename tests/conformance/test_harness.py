@@ -31,6 +31,7 @@ def test_crash_is_a_verdict_and_the_session_goes_on(tmp_path):
     assert f"repro: {interpreter()} -m conformance repro" in out
 
 
+@pytest.mark.waits_for_deadline
 def test_hang_is_a_verdict_with_a_stack_dump(tmp_path):
     proc, report = suite(tmp_path, "-n", "0", "--impl", "regression:eval-shutdown-unbounded",
                          "--profile", "full", "--scenario", HANG)
