@@ -21,6 +21,15 @@ second driver's op (``peer``) is read in that driver's printed trace.
 keeps each script's output (``D/<body>.json``); ``--from-outputs D`` reads
 them again instead of running the scripts.
 
+A multinode scenario's script (it takes ``--address``) runs against a
+stand-in cluster of its own: the multinode fixture's nodes (a head and
+node_a / node_b, with their CPUs and custom resources), each started with
+the given Python's ``ray start`` on 127.0.0.1 in the scratch directory,
+and stopped after the script by the sessions they were started in
+(``fixtures.raystart``). Its row in ``CHECKED.md`` says so. A stand-in that
+does not start leaves its body "not checked", with the reason; so does a
+script of a cluster the check does not stand in for (fixture ``external``).
+
 A finding with nothing in the printed trace to read (the harness judged it
 from what only the suite records: threads, resources, processes after the
 exit, the actors a failed constructor left) is reported "not checked",
@@ -40,6 +49,7 @@ from conformance.judge import findings
 from conformance.judge.oracles import LIVE_STATES
 from conformance.reports.summary import findings_of
 from fixtures import procs
+from fixtures.raystart import ClusterStartFailed, RayStartCluster
 
 #: the file name of an issue body (``upstream.write_all``): ``NN-<slug>.md``
 BODY_NAME = re.compile(r"\d\d-.*\.md$")
@@ -67,7 +77,26 @@ def _op_name(entry: dict, index: int) -> str | None:
 
 
 class NeedsCluster(Exception):
-    """The script runs against a cluster (a multinode scenario): not run here."""
+    """The script runs against a cluster the check cannot stand in for, or its
+    stand-in did not start: not run."""
+
+
+#: a script's argument when it runs against a cluster (``script._main_lines``)
+NEEDS_ADDRESS = "p.add_argument('--address', required=True"
+#: the fixture its docstring names (``script._docstring``)
+FIXTURE_LINE = re.compile(r"^fixture: (\w+): ", re.M)
+#: fixture -> the stand-in cluster a script of it runs against (a fresh one
+#: per script): the multinode fixture's nodes, each started with ``ray start``
+STAND_INS = {"multinode": RayStartCluster}
+
+
+def cluster_fixture(script: str) -> str | None:
+    """The fixture whose cluster ``script`` runs against (None: it starts
+    its own Ray)."""
+    if NEEDS_ADDRESS not in script:
+        return None
+    named = FIXTURE_LINE.search(script)
+    return named.group(1) if named else "?"
 
 
 OP_START = re.compile(r"^\[(\d+)\] (.*) \.\.\.$")
@@ -82,6 +111,8 @@ class Trace:
     stdout: str
     stderr: str
     returncode: int | None
+    #: the stand-in cluster the script ran against (None: its own Ray)
+    cluster: str | None = None
 
     def outcomes(self, name: str) -> list[tuple[str, list[str]]]:
         """``[(outcome, lines printed after it until the next op)]`` of every
@@ -330,42 +361,61 @@ def read_body(path: str) -> tuple[dict, str]:
 
 
 def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
-    """Run the script of the body at ``path`` alone; its finding and trace."""
+    """Run the script of the body at ``path`` alone (a multinode scenario's
+    against a stand-in cluster of its own); its finding and trace."""
     finding, script = read_body(path)
-    if "p.add_argument('--address', required=True" in script:
-        raise NeedsCluster(f"{finding['id']}: its script needs a cluster (--address)")
+    fixture = cluster_fixture(script)
+    if fixture and fixture not in STAND_INS:
+        raise NeedsCluster(f"{finding['id']}: its script needs a cluster of fixture {fixture} "
+                           "(--address), which the check does not stand in for")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     with tempfile.TemporaryDirectory(prefix="rlc-upstream-check-") as scratch:
         env["RAY_TMPDIR"] = scratch
         with open(os.path.join(scratch, "repro.py"), "w") as f:
             f.write(script + "\n")
-        t0 = time.monotonic()
-        # Output to files, not pipes: a process the script leaves behind would
-        # hold a pipe open, and reading it would wait for that process.
-        out_path, err_path = os.path.join(scratch, "stdout"), os.path.join(scratch, "stderr")
-        with open(out_path, "w") as out, open(err_path, "w") as err:
-            proc = subprocess.Popen([python, "repro.py"], cwd=scratch, env=env, stdout=out,
-                                    stderr=err, start_new_session=True)
-            left = []
-            try:
-                code = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                left = procs.terminate(procs.find_session(proc.pid))
-                proc.wait()
-                code = None
-        # What the script left in its session (its own: start_new_session) is
-        # stopped here, by session, twice (a process forked during the first
-        # sweep is in the second, as kill_marked does). Seen 2026-11-26: after
-        # the RLlib scripts, a DashboardAgent and a RuntimeEnvAgent of a
-        # script's runtime outlived it in its deleted scratch directory.
-        left += procs.terminate(procs.find_session(proc.pid))
-        left += procs.terminate(procs.find_session(proc.pid), grace=0)
-        said = "; ".join(f"pid {p['pid']} {p['cmdline'] or p['name']}" for p in left)
-        with open(out_path) as out, open(err_path) as err:
-            trace = Trace(out.read(), err.read() + (
-                f"\nupstream --check: stopped {len(left)} process(es) the script left "
-                f"behind: {said}\n" if left else ""), code)
-    return finding, trace, time.monotonic() - t0
+        if not fixture:
+            return (finding, *_run_script(python, scratch, env, [], timeout))
+        cluster = STAND_INS[fixture](python, scratch)
+        try:
+            with cluster:  # started, and stopped after the script
+                trace, seconds = _run_script(python, scratch, env,
+                                             ["--address", cluster.address], timeout)
+        except ClusterStartFailed as exc:
+            raise NeedsCluster(f"{finding['id']}: its stand-in cluster did not start: "
+                               f"{exc}") from None
+        trace.cluster = f"run against a stand-in cluster of its own: {cluster.describe()}"
+        return finding, trace, seconds
+
+
+def _run_script(python: str, scratch: str, env: dict, args: list[str],
+                timeout: float) -> tuple[Trace, float]:
+    """Run ``scratch/repro.py`` with ``args``; its trace and duration."""
+    t0 = time.monotonic()
+    # Output to files, not pipes: a process the script leaves behind would
+    # hold a pipe open, and reading it would wait for that process.
+    out_path, err_path = os.path.join(scratch, "stdout"), os.path.join(scratch, "stderr")
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen([python, "repro.py", *args], cwd=scratch, env=env, stdout=out,
+                                stderr=err, start_new_session=True)
+        left = []
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            left = procs.terminate(procs.find_session(proc.pid))
+            proc.wait()
+            code = None
+    # What the script left in its session (its own: start_new_session) is
+    # stopped here, by session, twice (a process forked during the first
+    # sweep is in the second). Seen 2026-11-26: after the RLlib scripts, a
+    # DashboardAgent and a RuntimeEnvAgent of a script's runtime outlived it
+    # in its deleted scratch directory.
+    left += procs.kill_session(proc.pid)
+    said = "; ".join(f"pid {p['pid']} {p['cmdline'] or p['name']}" for p in left)
+    with open(out_path) as out, open(err_path) as err:
+        trace = Trace(out.read(), err.read() + (
+            f"\nupstream --check: stopped {len(left)} process(es) the script left "
+            f"behind: {said}\n" if left else ""), code)
+    return trace, time.monotonic() - t0
 
 
 def _output_path(folder: str, body: str) -> str:
@@ -378,14 +428,16 @@ def save_output(folder: str, body: str, trace: Trace, seconds: float) -> None:
     os.makedirs(folder, exist_ok=True)
     with open(_output_path(folder, body), "w") as f:
         json.dump({"stdout": trace.stdout, "stderr": trace.stderr,
-                   "returncode": trace.returncode, "seconds": round(seconds, 1)}, f, indent=1)
+                   "returncode": trace.returncode, "cluster": trace.cluster,
+                   "seconds": round(seconds, 1)}, f, indent=1)
 
 
 def load_output(folder: str, body: str) -> tuple[Trace, float]:
     """What ``save_output`` kept of ``body``'s script; FileNotFoundError if none."""
     with open(_output_path(folder, body)) as f:
         kept = json.load(f)
-    return Trace(kept["stdout"], kept["stderr"], kept["returncode"]), kept.get("seconds", 0.0)
+    return (Trace(kept["stdout"], kept["stderr"], kept["returncode"], kept.get("cluster")),
+            kept.get("seconds", 0.0))
 
 
 def _check_one(path: str, python: str, save: str | None, replay: str | None):
@@ -403,7 +455,8 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None):
             finding, trace, seconds = run_body(path, python)
             if save:
                 save_output(save, name, trace, seconds)
-        return (*shows(finding, trace), seconds)
+        shown, why = shows(finding, trace)
+        return shown, f"{why} ({trace.cluster})" if trace.cluster else why, seconds
     except NeedsCluster as exc:
         return None, str(exc), 0.0
     except (OSError, ValueError) as exc:
@@ -421,7 +474,8 @@ def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
         missed += ok is False
         mark = {True: "shown", False: "NOT shown", None: "not checked"}[ok]
         log(f"{name}: {mark}: {why}")
-        rows.append(f"| [{name}]({name}) | {mark} | {why.replace('|', '/')} | {seconds:.0f} s |")
+        cell = why.replace("|", "/").replace("\n", " / ")
+        rows.append(f"| [{name}]({name}) | {mark} | {cell} | {seconds:.0f} s |")
     how = (f"--from-outputs {replay}`: the outputs saved there, read again"
            if replay else f"--python PY` with `{python}`")
     with open(os.path.join(out_dir, "CHECKED.md"), "w") as f:
@@ -429,7 +483,9 @@ def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
             "# Each body's script, run alone", "",
             f"Generated by `python -m conformance upstream --check DIR {how} "
             f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): each script in "
-            "a scratch directory, without this project on its path, its output read for the "
+            "a scratch directory, without this project on its path (a multinode scenario's "
+            "against a stand-in cluster of its own: the multinode fixture's nodes, each "
+            "started with that Python's `ray start` on 127.0.0.1), its output read for the "
             "finding at the operation the suite saw it first "
             "(`conformance/repro/upstream_check.py`).", "",
             "| body | outcome | evidence in the script's output | time |",

@@ -9,6 +9,8 @@ the probes' "ray: ..." and "actors: component=STATE,..." lines), cut to the
 ops around the finding. The outputs the earlier check read were not saved;
 these follow the scripts' print format and the hand readings.
 """
+import os
+
 from conformance.judge.findings import from_text
 from conformance.repro import upstream
 from conformance.repro.upstream_check import Trace, marker, shows
@@ -415,3 +417,136 @@ def test_what_a_script_leaves_in_its_session_is_stopped_and_said(tmp_path):
         assert psutil.Process(child).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         pass  # gone: stopped and reaped
+
+
+# -- a multinode scenario's script: against a stand-in cluster of its own -------------
+
+def _cluster_body(tmp_path, fixture="multinode", ran=None):
+    """A body whose script needs a cluster (``--address``, as a multinode
+    scenario's does): it prints the address it got and whether the stand-in
+    was up while it ran (plain Python: no Ray)."""
+    import json
+
+    from conformance.repro.upstream_check import MARK
+
+    up = tmp_path / "stand-in-up"
+    script = "\n".join([
+        'r"""A script of a scenario on a cluster.',
+        "",
+        f"fixture: {fixture}: the cluster given with --address",
+        '"""',
+        "import argparse, os",
+        "p = argparse.ArgumentParser()",
+        "p.add_argument('--address', required=True, help='the Ray cluster (GCS address)')",
+        "args = p.parse_args()",
+        *([f"open({str(ran)!r}, 'w').close()"] if ran else []),
+        "print('[0] use evaluator(call=submit) ...')",
+        f"print('      at', args.address, 'up' if os.path.exists({str(up)!r}) else 'down')",
+        "print('[0] use evaluator(call=submit): ok -> None (0.000s)')"])
+    bodies = tmp_path / "bodies"
+    bodies.mkdir()
+    (bodies / "09-fail-use-after-close.md").write_text(
+        f"# body\n\n```python\n{script}\n```\n\n{MARK}{json.dumps(RLLIB_07)} -->\n")
+    return bodies, up
+
+
+def _fake_stand_in(up, events, fail=None):
+    """A stand-in cluster class: ``up`` exists while it runs; ``fail``: its
+    start raises that instead."""
+    from conformance.repro.upstream_check import ClusterStartFailed
+
+    class FakeStandIn:
+        address = "127.0.0.1:6399"
+
+        def __init__(self, python, tmpdir):
+            events.append(("made", python, os.path.basename(tmpdir)[:19]))
+
+        def describe(self):
+            return "head num_cpus=2; node_a num_cpus=2; node_b num_cpus=2"
+
+        def __enter__(self):
+            if fail:
+                raise ClusterStartFailed(fail)
+            events.append("start")
+            up.touch()
+            return self
+
+        def __exit__(self, *exc):
+            events.append("stop")
+            up.unlink()
+
+    return FakeStandIn
+
+
+def test_a_multinode_script_runs_against_a_stand_in_cluster_of_its_own(tmp_path, monkeypatch):
+    """Started for the script, its address passed with --address, stopped
+    after it; the row says the script ran against a stand-in, and so does
+    the row read again from the kept output."""
+    import sys
+
+    from conformance.repro import upstream_check
+
+    bodies, up = _cluster_body(tmp_path)
+    events = []
+    monkeypatch.setattr(upstream_check, "STAND_INS",
+                        {"multinode": _fake_stand_in(up, events)})
+    kept = tmp_path / "outputs"
+    assert upstream_check.check_dir(str(bodies), sys.executable, log=lambda line: None,
+                                    save=str(kept)) == 0
+    assert events == [("made", sys.executable, "rlc-upstream-check-"), "start", "stop"]
+    saved = (kept / "09-fail-use-after-close.json").read_text()
+    assert "at 127.0.0.1:6399 up" in saved  # the address given, the stand-in up meanwhile
+    row = next(r for r in (bodies / "CHECKED.md").read_text().splitlines() if "09-" in r)
+    assert "| shown |" in row and "run against a stand-in cluster of its own: head" in row
+    upstream_check.check_dir(str(bodies), "/no/such/python", log=lambda line: None,
+                             replay=str(kept))
+    assert "run against a stand-in cluster of its own" in (bodies / "CHECKED.md").read_text()
+
+
+def test_a_stand_in_that_does_not_start_leaves_the_body_not_checked(tmp_path, monkeypatch):
+    """Never "shown" (nor "NOT shown"): the script is not run, and the row
+    says why, on one line."""
+    import sys
+
+    from conformance.repro import upstream_check
+
+    ran = tmp_path / "script-ran"
+    bodies, up = _cluster_body(tmp_path, ran=ran)
+    monkeypatch.setattr(upstream_check, "STAND_INS", {"multinode": _fake_stand_in(
+        up, [], fail="node_a: `ray.scripts.scripts start --address ...` exited 1: boom")})
+    assert upstream_check.check_dir(str(bodies), sys.executable, log=lambda line: None) == 0
+    row = next(r for r in (bodies / "CHECKED.md").read_text().splitlines() if "09-" in r)
+    assert "| not checked |" in row and "its stand-in cluster did not start: node_a" in row
+    assert "exited 1: boom" in row and not ran.exists()
+
+
+def test_a_script_of_a_cluster_without_a_stand_in_is_not_checked(tmp_path, monkeypatch):
+    import sys
+
+    from conformance.repro import upstream_check
+
+    ran = tmp_path / "script-ran"
+    bodies, up = _cluster_body(tmp_path, fixture="external", ran=ran)
+    events = []
+    monkeypatch.setattr(upstream_check, "STAND_INS", {"multinode": _fake_stand_in(up, events)})
+    upstream_check.check_dir(str(bodies), sys.executable, log=lambda line: None)
+    row = next(r for r in (bodies / "CHECKED.md").read_text().splitlines() if "09-" in r)
+    assert "| not checked |" in row and "fixture external" in row
+    assert events == [] and not ran.exists()
+
+
+def test_the_stand_in_is_the_fixture_s_for_a_multinode_body_only():
+    """The committed bodies: the multinode ones (their scripts take
+    --address) get the stand-in; a second driver's script inside a local
+    body takes --address too, but quoted, and is not the body's."""
+    import glob
+
+    from conformance.repro.upstream_check import cluster_fixture, read_body
+    from fixtures.rayenv import REPO_ROOT
+
+    fixtures = {os.path.basename(p): cluster_fixture(read_body(p)[1]) for p in glob.glob(
+        os.path.join(REPO_ROOT, "ci/results/*/upstream/[0-9][0-9]-*.md"))}
+    assert fixtures["23-crash-no-crash-driver-killed-by-signal-n-in-the-interpreter-.md"] \
+        == "multinode"
+    assert fixtures["13-fail-own-actors-dead-after-teardown-peer-second-driver-teard.md"] is None
+    assert set(fixtures.values()) == {None, "multinode"}

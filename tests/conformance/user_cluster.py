@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import uuid
@@ -35,6 +34,7 @@ import uuid
 import psutil
 
 from fixtures import procs
+from fixtures.raystart import free_ports, loopback_name
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")
@@ -43,32 +43,6 @@ NOT_THE_USERS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_
                  "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RLC_MARKER", "RLC_RUN_MARKER",
                  "RLC_RUN_ID", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
                  "PYTEST_CURRENT_TEST")
-
-
-def free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def loopback_name() -> str:
-    """A host name that resolves to 127.0.0.1 only and that ``ray start``
-    keeps as it is (not "localhost")."""
-    name = socket.gethostname()
-    try:
-        addresses = set(socket.gethostbyname_ex(name)[2])
-    except OSError:
-        addresses = set()
-    if name in ("localhost", "") or addresses != {"127.0.0.1"}:
-        raise RuntimeError(f"this machine's name {name!r} resolves to {sorted(addresses)}, not "
-                           "to 127.0.0.1 only: a loopback-only `ray start` worker node needs a "
-                           "host name other than localhost that does (e.g. in /etc/hosts)")
-    return name
 
 
 class UserCluster:
