@@ -99,10 +99,11 @@ def _commands(path: Path, spec: EnvSpec, tool: str) -> list[list[str]]:
         # PYTHONDONTWRITEBYTECODE is set (this machine's shell has it) no
         # process writes a .pyc either, and every Ray worker compiled torch
         # anew (2026-11-26: no .pyc under torch/ after 3 min of a column).
-        install = [uv, "pip", "install", "-q", "--compile-bytecode", "--python", python]
+        # On the last install only: it compiles the whole site-packages.
+        install = [uv, "pip", "install", "-q", "--python", python]
         return [[uv, "venv", "-q", "--python", sys.executable, str(path)],
                 [*install, torch_requirement()],
-                [*install, *spec.requirements()]]
+                [*install, "--compile-bytecode", *spec.requirements()]]
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     return [[sys.executable, "-m", "venv", str(path)],
             [*pip, torch_requirement()],
@@ -113,8 +114,9 @@ def ensure(spec: EnvSpec, tool: str | None = None, log=print) -> Path:
     """The environment's python, built first if it is not cached."""
     path = cache_root() / spec.name
     stamp = path / "rlc-env.json"
-    if stamp.exists():
+    if stamp.exists() and json.loads(stamp.read_text()).get("bytecode"):
         return path / "bin" / "python"
+    # a stamp without "bytecode": built by uv before --compile-bytecode (a20a2d2)
     if path.exists():
         shutil.rmtree(path)  # half-built: start again
     tool = tool or installer()
@@ -133,6 +135,7 @@ def ensure(spec: EnvSpec, tool: str | None = None, log=print) -> Path:
                             capture_output=True, text=True, check=True).stdout
     (path / "freeze.txt").write_text(freeze)
     seconds = round(time.monotonic() - t0, 1)
-    stamp.write_text(json.dumps({**asdict(spec), "installer": tool, "seconds": seconds}))
+    stamp.write_text(json.dumps({**asdict(spec), "installer": tool, "seconds": seconds,
+                                 "bytecode": True}))
     log(f"built {path} in {seconds} s")
     return path / "bin" / "python"

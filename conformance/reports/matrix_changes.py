@@ -1,47 +1,72 @@
-"""What changed between neighbouring columns of the matrix: for each pair of
-adjacent columns of one implementation (two releases of torchrl, in the
-order the reports are given), the rows whose verdict or failing oracles
-differ. A row that exists in only one of the two (the eval worker's
-scenarios before torchrl 0.12) is counted, not listed. Generated with the
-matrix (``python -m conformance matrix``), never by hand."""
+"""What changed between neighbouring releases in the matrix: the columns of
+one implementation in release order (the implementation's version, then
+Ray's), and for each two in a row the rows whose verdict, failing oracles or
+component subset (``~no-evaluator``) differ. A row that exists in only one
+of the two (the eval worker's scenarios before torchrl 0.12) is counted, not
+listed; a change of known-failure mark alone is not a change. Generated with
+the matrix (``python -m conformance matrix``), never by hand."""
 from __future__ import annotations
 
 import html
 
+from packaging.version import InvalidVersion, Version
+
 from conformance.reports import matrix
 
 
+def _version(text: str | None) -> tuple:
+    try:
+        return (0, Version(text or ""))
+    except InvalidVersion:
+        return (1, text or "")
+
+
+def _versions(doc: dict) -> tuple[str | None, str | None]:
+    """(the implementation's own version, Ray's) of a report's column."""
+    versions = doc.get("versions") or {}
+    return versions.get(doc["impl"]), versions.get("ray")
+
+
 def column_name(doc: dict) -> str:
-    """``torchrl 0.12.0, ray 2.55.1``: the implementation and the versions
-    that tell its columns apart."""
-    impl, versions = matrix.column_label(doc)
-    package = next((v for v in versions if v.startswith(f"{impl} ")), None)
-    ray = next((v for v in versions if v.startswith("ray ")), None)
-    return ", ".join([package or impl] + ([ray] if ray else []))
+    """``torchrl 0.12.0, ray 2.55.1``: what tells one release's column from
+    its neighbours'."""
+    own, ray = _versions(doc)
+    return ", ".join([f"{doc['impl']} {own}" if own else doc["impl"]]
+                     + ([f"ray {ray}"] if ray else []))
+
+
+def neighbours(docs: list[dict]) -> list[tuple[int, int]]:
+    """Index pairs of the reports to compare: each implementation's columns
+    in release order, two in a row; columns of the same release (the same
+    name: they differ in torch or Python only) are not compared."""
+    pairs = []
+    for impl in dict.fromkeys(d["impl"] for d in docs):
+        ks = sorted((k for k, d in enumerate(docs) if d["impl"] == impl),
+                    key=lambda k: tuple(map(_version, _versions(docs[k]))))
+        pairs += [(a, b) for a, b in zip(ks, ks[1:])
+                  if column_name(docs[a]) != column_name(docs[b])]
+    return pairs
 
 
 def changes(docs: list[dict]) -> list[dict]:
-    """Per pair of adjacent columns of the same implementation:
-    ``{"before", "after", "changed": [(row, before cell, after cell)],
-    "only_before", "only_after"}`` (cells as ``matrix.cell_text`` without the
-    known-failure marks: a change of verdict or of failing oracles)."""
+    """Per pair of ``neighbours``: ``{"before", "after", "changed": [(row,
+    entry before, entry after)], "only_before", "only_after"}``."""
     index = matrix.cells(docs)
     order = [sid for _, members in matrix.rows(docs) for sid in members]
     out = []
-    for k in range(len(docs) - 1):
-        if docs[k]["impl"] != docs[k + 1]["impl"]:
-            continue
-        left, right = index[k], index[k + 1]
-        changed = []
-        for sid in order:
-            if sid in left and sid in right:
-                a, b = (matrix.cell_text(c, marks=False) for c in (left[sid], right[sid]))
-                if a != b or matrix.subset_mark(left[sid]["id"]) != matrix.subset_mark(right[sid]["id"]):
-                    changed.append((sid, matrix.cell_text(left[sid]), matrix.cell_text(right[sid])))
-        out.append({"before": column_name(docs[k]), "after": column_name(docs[k + 1]),
+    for a, b in neighbours(docs):
+        left, right = index[a], index[b]
+        changed = [(sid, left[sid], right[sid]) for sid in order
+                   if sid in left and sid in right and _differ(left[sid], right[sid])]
+        out.append({"before": column_name(docs[a]), "after": column_name(docs[b]),
                     "changed": changed, "only_before": len(left.keys() - right.keys()),
                     "only_after": len(right.keys() - left.keys())})
     return out
+
+
+def _differ(x: dict, y: dict) -> bool:
+    return (matrix.cell_text(x, marks=False) != matrix.cell_text(y, marks=False)
+            or matrix.subset_mark(x["id"]) != matrix.subset_mark(y["id"]))
 
 
 def _counts(pair: dict) -> str:
@@ -54,23 +79,32 @@ def _counts(pair: dict) -> str:
 
 
 def render_markdown(docs: list[dict]) -> list[str]:
-    """The Markdown section (lines), or nothing without neighbouring columns."""
+    """The Markdown section (lines), or none without neighbouring releases."""
     pairs = changes(docs)
-    if not pairs:
-        return []
-    out = ["", "## Changes between neighbouring columns", ""]
+    out = ["", "## Changes between neighbouring releases"] if pairs else []
     for pair in pairs:
-        out += [f"### {pair['before']} → {pair['after']}", "", _counts(pair) + ".", ""]
+        out += ["", f"### {pair['before']} → {pair['after']}", "", _counts(pair) + "."]
         if pair["changed"]:
-            out += ["| scenario | before | after |", "| --- | :---: | :---: |"]
-            out += [f"| `{sid}` | " + " | ".join(c.replace("|", "\\|") for c in (a, b)) + " |"
-                    for sid, a, b in pair["changed"]]
-            out.append("")
+            out += ["", "| scenario | before | after |", "| --- | :---: | :---: |"]
+            out += [f"| `{sid}` | " + " | ".join(matrix.cell_text(e).replace("|", "\\|")
+                                               for e in (x, y)) + " |"
+                    for sid, x, y in pair["changed"]]
     return out
 
 
+def _html_cell(entry: dict) -> str:
+    e = html.escape
+    verdict, classes, tip = matrix.classify(entry)
+    label = matrix.LABELS.get(verdict, (verdict, ""))[0]
+    oracles = f" <code>{e(', '.join(entry['oracles']))}</code>" if entry.get("oracles") else ""
+    mark = matrix.subset_mark(entry["id"])
+    sub = f' <span class="sub">{e(mark)}</span>' if mark else ""
+    cls = " ".join(["v", f"v-{verdict}", *classes])
+    return f'<td class="{cls}" title="{e(tip)}">{e(label)}{oracles}{sub}</td>'
+
+
 def render_html(docs: list[dict]) -> str:
-    """The same section as HTML (inserted before ``</body>``), or ""."""
+    """The same section as HTML (for before ``</body>``), or ""."""
     e = html.escape
     out = []
     for pair in changes(docs):
@@ -78,7 +112,7 @@ def render_html(docs: list[dict]) -> str:
         if pair["changed"]:
             out.append("<table><thead><tr><th>scenario</th><th>before</th><th>after</th></tr>"
                        "</thead><tbody>")
-            out += [f"<tr><th>{e(sid)}</th><td>{e(a)}</td><td>{e(b)}</td></tr>"
-                    for sid, a, b in pair["changed"]]
+            out += [f"<tr><th>{e(sid)}</th>{_html_cell(x)}{_html_cell(y)}</tr>"
+                    for sid, x, y in pair["changed"]]
             out.append("</tbody></table>")
-    return ("<h1>Changes between neighbouring columns</h1>" + "".join(out)) if out else ""
+    return ("<h1>Changes between neighbouring releases</h1>" + "\n".join(out)) if out else ""
