@@ -29,8 +29,9 @@ FAULTS = {
 }
 
 
-#: faults whose test waits out a deadline (``waits_for_deadline``)
-DEADLINE_FAULTS = {"observer-hangs"}
+#: faults whose test waits out a deadline (``waits_for_deadline``): the
+#: probe's, the kill's verification (KILL_VERIFY), a step hang's landing
+DEADLINE_FAULTS = {"observer-hangs", "kill-fails", "step-hang-not-landed"}
 
 
 @pytest.mark.parametrize("fault", [
