@@ -76,9 +76,9 @@ def _op_name(entry: dict, index: int) -> str | None:
     return ops[index] if 0 <= index < len(ops) else None
 
 
-class NeedsCluster(Exception):
-    """The script runs against a cluster the check cannot stand in for, or its
-    stand-in did not start: not run."""
+class NotChecked(Exception):
+    """The script is not run: it needs a cluster the check cannot stand in
+    for, its stand-in did not start, or the body must be written again."""
 
 
 #: a script's argument when it runs against a cluster (``script._main_lines``)
@@ -360,13 +360,24 @@ def read_body(path: str) -> tuple[dict, str]:
     return json.loads(found.group(1)), script.group(1)
 
 
+def _needs_no_regeneration(finding: dict, script: str) -> None:
+    """``NotChecked`` (not checked) for a script that names the suite's envs
+    without carrying them (a body written before ``script_envs``): run alone
+    its actors would fail at import, which is not the finding."""
+    if "conformance.envs:" in script and "ENVS_SOURCE" not in script:
+        raise NotChecked(f"{finding['id']}: its script names the suite's envs "
+                           "(conformance.envs:...) without carrying them: written before "
+                           "they were embedded; regenerate the body")
+
+
 def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trace, float]:
     """Run the script of the body at ``path`` alone (a multinode scenario's
     against a stand-in cluster of its own); its finding and trace."""
     finding, script = read_body(path)
+    _needs_no_regeneration(finding, script)
     fixture = cluster_fixture(script)
     if fixture and fixture not in STAND_INS:
-        raise NeedsCluster(f"{finding['id']}: its script needs a cluster of fixture {fixture} "
+        raise NotChecked(f"{finding['id']}: its script needs a cluster of fixture {fixture} "
                            "(--address), which the check does not stand in for")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     with tempfile.TemporaryDirectory(prefix="rlc-upstream-check-") as scratch:
@@ -381,7 +392,7 @@ def run_body(path: str, python: str, timeout: float = 900.0) -> tuple[dict, Trac
                 trace, seconds = _run_script(python, scratch, env,
                                              ["--address", cluster.address], timeout)
         except ClusterStartFailed as exc:
-            raise NeedsCluster(f"{finding['id']}: its stand-in cluster did not start: "
+            raise NotChecked(f"{finding['id']}: its stand-in cluster did not start: "
                                f"{exc}") from None
         trace.cluster = f"run against a stand-in cluster of its own: {cluster.describe()}"
         return finding, trace, seconds
@@ -404,6 +415,9 @@ def _run_script(python: str, scratch: str, env: dict, args: list[str],
             left = procs.terminate(procs.find_session(proc.pid))
             proc.wait()
             code = None
+        except BaseException:  # Ctrl-C: the script's session goes too
+            procs.kill_session(proc.pid)
+            raise
     # What the script left in its session (its own: start_new_session) is
     # stopped here, by session, twice (a process forked during the first
     # sweep is in the second). Seen 2026-11-26: after the RLlib scripts, a
@@ -446,7 +460,8 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None):
     name = os.path.basename(path)
     try:
         if replay:
-            finding = read_body(path)[0]
+            finding, script = read_body(path)
+            _needs_no_regeneration(finding, script)
             try:
                 trace, seconds = load_output(replay, name)
             except FileNotFoundError:
@@ -457,7 +472,7 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None):
                 save_output(save, name, trace, seconds)
         shown, why = shows(finding, trace)
         return shown, f"{why} ({trace.cluster})" if trace.cluster else why, seconds
-    except NeedsCluster as exc:
+    except NotChecked as exc:
         return None, str(exc), 0.0
     except (OSError, ValueError) as exc:
         return False, str(exc), 0.0

@@ -33,8 +33,8 @@ class FakePopen:
         self.calls, self.fail, self.nodes = [], fail, nodes
         self.pids = iter(range(4_000_001, 4_000_100))
 
-    def __call__(self, argv, env, stdin, stdout, stderr, start_new_session):
-        self.calls.append({"argv": argv, "env": env, "new_session": start_new_session})
+    def __call__(self, argv, env, cwd, stdin, stdout, stderr, start_new_session):
+        self.calls.append({"argv": argv, "env": env, "cwd": cwd, "new_session": start_new_session})
         if argv[2] == "fixtures.gcs":
             count = int(argv[4])
             nodes = self.nodes or [{"address": f"127.0.0.1:{5000 + k}", "alive": True}
@@ -89,13 +89,16 @@ def test_the_stand_in_is_the_multinode_fixture_s_nodes_on_127_0_0_1(tmp_path, st
         layout = MultinodeCluster.NODE_ARGS[name]
         assert _flag(call["argv"], "--num-cpus") == str(layout["num_cpus"])
         assert _flag(call["argv"], "--object-store-memory") == str(150 * 1024 * 1024)
+        assert _flag(call["argv"], "--num-gpus") == "0"  # as cluster_utils' nodes
+        assert call["cwd"] == str(tmp_path)  # not the clone: ray start's sys.path
         env = call["env"]
         assert env["RAY_TMPDIR"] == str(tmp_path) and env["RAY_AUTH_MODE"] == "disabled"
         assert "PYTHONPATH" not in env and "RAY_ADDRESS" not in env  # not the project's, a user's
     # every agent of every node on a port of its own
     ports = [int(_flag(c["argv"], f)) for c in (head, node_a, node_b) for f in AGENT_PORTS]
-    ports += [int(port), int(_flag(head["argv"], "--dashboard-port"))]
-    assert len(set(ports)) == len(ports) == 3 * len(AGENT_PORTS) + 2
+    ports += [int(port), int(_flag(head["argv"], "--dashboard-port")),
+              int(_flag(head["argv"], "--ray-client-server-port"))]  # not Ray's 10001
+    assert len(set(ports)) == len(ports) == 3 * len(AGENT_PORTS) + 3
     # then a wait until the GCS has the three alive, with the release's Ray
     assert wait["argv"] == [PY, "-m", "fixtures.gcs", cluster.address, "3"]
     assert wait["env"]["PYTHONPATH"] == str(REPO_ROOT)
@@ -161,8 +164,9 @@ def test_stop_ends_what_the_nodes_left_running_and_nothing_else(tmp_path, monkey
 
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
                              start_new_session=True)
+    cluster = RayStartCluster(sys.executable, str(tmp_path), popen=popen)
     try:
-        cluster = RayStartCluster(sys.executable, str(tmp_path), popen=popen).start()
+        cluster.start()
         sessions = list(cluster.sessions)
         left = [p.pid for sid in sessions for p in procs.find_session(sid)]
         assert len(left) == 3  # one per node; the wait left nothing
@@ -171,8 +175,25 @@ def test_stop_ends_what_the_nodes_left_running_and_nothing_else(tmp_path, monkey
         assert not [p for sid in sessions for p in procs.find_session(sid)]
         assert procs.is_alive(psutil.Process(other.pid))  # not the cluster's: untouched
     finally:
+        cluster.stop()  # whatever an assertion above left running
         other.kill()
         other.wait()
+
+
+def test_a_start_that_fails_in_an_unforeseen_way_is_a_failed_start(tmp_path, monkeypatch):
+    """The wait's output not the node table (a warning after it), for one:
+    a failed start ("not checked"), never another error, and what started
+    is stopped."""
+    monkeypatch.setattr(raystart, "loopback_name", lambda: "rlc-loopback")
+
+    def popen(argv, **kwargs):
+        text = "[]\\nWARNING: something" if argv[2] == "fixtures.gcs" else ""
+        return subprocess.Popen([sys.executable, "-c", f"print({text!r})"], **kwargs)
+
+    cluster = RayStartCluster(sys.executable, str(tmp_path), popen=popen)
+    with pytest.raises(ClusterStartFailed, match="JSONDecodeError"):
+        cluster.start()
+    assert cluster.sessions == []
 
 
 def test_no_such_python_is_a_failed_start(tmp_path, stopped):

@@ -550,3 +550,31 @@ def test_the_stand_in_is_the_fixture_s_for_a_multinode_body_only():
         == "multinode"
     assert fixtures["13-fail-own-actors-dead-after-teardown-peer-second-driver-teard.md"] is None
     assert set(fixtures.values()) == {None, "multinode"}
+
+
+def test_a_body_naming_the_suite_s_envs_without_carrying_them_is_not_checked(tmp_path):
+    """A body written before its script carried conformance.envs: run alone,
+    its actors would fail at import, which is not the finding. Not run and
+    not read again: "not checked", to be regenerated."""
+    import json
+    import sys
+
+    from conformance.repro.upstream_check import MARK, check_dir
+
+    ran = tmp_path / "script-ran"
+    script = "\n".join([f"open({str(ran)!r}, 'w').close()",
+                        "ENV_ID = 'conformance.envs:RlcSlowCartPole-v0'",
+                        "print('[0] use evaluator(call=submit) ...')"])
+    bodies, kept = tmp_path / "bodies", tmp_path / "outputs"
+    bodies.mkdir()
+    kept.mkdir()
+    (bodies / "09-fail-use-after-close.md").write_text(
+        f"# body\n\n```python\n{script}\n```\n\n{MARK}{json.dumps(RLLIB_07)} -->\n")
+    (kept / "09-fail-use-after-close.json").write_text(json.dumps(
+        {"stdout": "", "stderr": "ModuleNotFoundError: No module named 'conformance'",
+         "returncode": 1}))
+    for how in ({"save": None}, {"replay": str(kept)}):
+        assert check_dir(str(bodies), sys.executable, log=lambda line: None, **how) == 0
+        row = next(r for r in (bodies / "CHECKED.md").read_text().splitlines() if "09-" in r)
+        assert "| not checked |" in row and "regenerate the body" in row, row
+    assert not ran.exists()
