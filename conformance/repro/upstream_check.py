@@ -143,9 +143,16 @@ class Trace:
 
     def peer(self, name: str) -> Trace:
         """The second driver's trace: the ``peer| `` lines op ``name`` printed
-        (its stdout, then the tail of its stderr)."""
-        lines = [a[len(PEER_LINE):] for _, after in self.outcomes(name) for a in after
-                 if a.startswith(PEER_LINE)]
+        (its stdout, then the tail of its stderr), from the op's start to the
+        next op's: relayed as the peer ran, before the op's outcome line (the
+        scripts of 2026-11-25, run 2026-11-26), or after it."""
+        lines, inside = [], False
+        for line in self.stdout.splitlines():
+            m = OP_START.match(line)
+            if m:
+                inside = m.group(2) == name
+            elif inside and line.strip().startswith(PEER_LINE):
+                lines.append(line.strip()[len(PEER_LINE):])
         return Trace("\n".join(lines), "", None)
 
     def sessions(self) -> list[tuple[str, str | None, str | None]]:

@@ -96,9 +96,9 @@ def test_the_stand_in_is_the_multinode_fixture_s_nodes_on_127_0_0_1(tmp_path, st
         assert "PYTHONPATH" not in env and "RAY_ADDRESS" not in env  # not the project's, a user's
     # every agent of every node on a port of its own
     ports = [int(_flag(c["argv"], f)) for c in (head, node_a, node_b) for f in AGENT_PORTS]
-    ports += [int(port), int(_flag(head["argv"], "--dashboard-port")),
-              int(_flag(head["argv"], "--ray-client-server-port"))]  # not Ray's 10001
-    assert len(set(ports)) == len(ports) == 3 * len(AGENT_PORTS) + 3
+    ports += [int(port), int(_flag(head["argv"], "--dashboard-port"))]
+    assert len(set(ports)) == len(ports) == 3 * len(AGENT_PORTS) + 2
+    assert "--ray-client-server-port" not in head["argv"]  # refused without ray[client]
     # then a wait until the GCS has the three alive, with the release's Ray
     assert wait["argv"] == [PY, "-m", "fixtures.gcs", cluster.address, "3"]
     assert wait["env"]["PYTHONPATH"] == str(REPO_ROOT)

@@ -290,6 +290,17 @@ def test_torchrl_13_the_peers_teardown_ended_the_owners_actor():
         == "NOT shown"
 
 
+def test_torchrl_13_the_peers_lines_relayed_before_the_ops_outcome_are_read():
+    """Run 2026-11-26 in torchrl 0.14.1's fresh environment, the script
+    relayed the peer's lines as it ran, before `[2] peer: ok ...`."""
+    out = PEER_OUT.format(construct="ok -> 1 actor(s) (0.007s)", state="DEAD").splitlines()
+    outcome = out.pop(1)
+    relayed = out[:8] + [outcome] + out[8:]
+    assert verdict_of(TORCHRL_13, "\n".join(relayed) + "\n") == "shown"
+    alive = "\n".join(relayed).replace("evaluator=DEAD", "evaluator=ALIVE") + "\n"
+    assert verdict_of(TORCHRL_13, alive) == "NOT shown"
+
+
 def test_torchrl_14_the_peers_constructor_raised():
     """Hand reading: `peer| [0] construct evaluator(connect=True,named=True): raised
     ValueError: Failed to look up actor with name …`."""
