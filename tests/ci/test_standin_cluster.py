@@ -187,7 +187,7 @@ def test_a_start_that_fails_in_an_unforeseen_way_is_a_failed_start(tmp_path, mon
     monkeypatch.setattr(raystart, "loopback_name", lambda: "rlc-loopback")
 
     def popen(argv, **kwargs):
-        text = "[]\\nWARNING: something" if argv[2] == "fixtures.gcs" else ""
+        text = "[]\nWARNING: something" if argv[2] == "fixtures.gcs" else ""
         return subprocess.Popen([sys.executable, "-c", f"print({text!r})"], **kwargs)
 
     cluster = RayStartCluster(sys.executable, str(tmp_path), popen=popen)
