@@ -94,8 +94,33 @@ def cmd_init(args) -> int:
         code = step()
         if code:
             return int(code)
+    if not args.fresh:
+        print(take_committed_results(db, args.profile))
     print(counts(db))
     return 0
+
+
+def committed_scores() -> dict:
+    path = RESULTS / "score.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def take_committed_results(db: Path, profile: str) -> str:
+    """The committed results of the same mutants into the new session (a
+    fresh clone goes on where the committed analysis stopped)."""
+    from conformance.mutation.resume import provenance, take_committed
+
+    rows_path = RESULTS / f"mutants-{profile}.json"
+    then = committed_scores().get(profile, {}).get("provenance")
+    if not rows_path.exists():
+        return f"no committed results ({rows_path}): every mutant is pending"
+    if then is None:
+        return (f"committed results not taken: {RESULTS / 'score.json'} does not say what they were "
+                "measured on (written before provenance was recorded); every mutant is pending")
+    check_pristine()
+    _, message = take_committed(db, json.loads(rows_path.read_text()), then,
+                                provenance(RESULTS / f"coverage-{profile}.json"))
+    return message
 
 
 def init_full(db: Path) -> int:
@@ -259,16 +284,23 @@ def cmd_report(args) -> int:
     """mutants-P.json, score.json and report.md from the sessions there are."""
     from conformance.mutation import report
 
-    profiles = {}
+    from conformance.mutation.resume import provenance
+
+    profiles, notes = {}, {}
+    committed = committed_scores()
     for profile in ("quick", "full"):
         db = Path(getattr(args, f"{profile}_session") or session_path(profile))
         if db.exists():
+            check_pristine()  # the provenance names impl/ as committed
             profiles[profile] = report.load_session(db)
+            notes[profile] = {"provenance": provenance(RESULTS / f"coverage-{profile}.json")}
         elif (RESULTS / f"mutants-{profile}.json").exists():  # committed, no local session
             profiles[profile] = json.loads((RESULTS / f"mutants-{profile}.json").read_text())
+            if "provenance" in committed.get(profile, {}):
+                notes[profile] = {"provenance": committed[profile]["provenance"]}
     if not profiles:
         raise SystemExit("error: no session and no committed results: run `mutate init` and `mutate run`")
-    scores = report.write(RESULTS, profiles, RESULTS / "answers.txt", {})
+    scores = report.write(RESULTS, profiles, RESULTS / "answers.txt", notes)
     for profile, s in scores.items():
         a = s["all"]
         print(f"{profile}: {a['killed']} killed, {a['survived']} survived (open), {a['equivalent']} equivalent, "
@@ -388,6 +420,9 @@ def main(argv=None) -> int:
     p.add_argument("--profile", default="quick", choices=("quick", "full"),
                    help="full: from the finished quick session, its survivors pending again")
     p.add_argument("--session", help=f"the session database (default {session_path('quick')})")
+    p.add_argument("--fresh", action="store_true", help="every mutant pending: do not take the committed "
+                   "results of the same mutants (taken by default when impl/, the operators and the "
+                   "coverage map are those they were measured on)")
     p.set_defaults(func=cmd_init)
     p = sub.add_parser("run", help="run (or resume) the session's pending mutants")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))

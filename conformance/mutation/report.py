@@ -34,34 +34,41 @@ def load_session(db: str) -> list[dict]:
     unchanged code (position, operator, ordinal among same-position ones)."""
     from cosmic_ray.work_db import WorkDB, use_db
 
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        rows = session_rows(work_db)
+    for row in rows:
+        del row["job_id"]
+    return rows
+
+
+def session_rows(work_db) -> list[dict]:
+    """``load_session``'s rows of an open ``WorkDB``, each with its ``job_id``."""
     from conformance.mutation.distributor import killer_of
 
     rows = []
-    with use_db(str(db), WorkDB.Mode.open) as work_db:
-        results = dict(work_db.results)
-        for item in work_db.work_items:
-            (m,) = item.mutations
-            r = results.get(item.job_id)
-            if r is None:
-                outcome = "pending"
-            elif r.worker_outcome.value == "skipped":
-                outcome = "skipped"
-            elif r.test_outcome is not None:
-                outcome = r.test_outcome.value  # killed / survived / incompetent
-            else:
-                outcome = r.worker_outcome.value  # no-test / exception / abnormal
-            rows.append({"job_id": item.job_id, "module": str(m.module_path), "line": m.start_pos[0],
-                         "col": m.start_pos[1], "end_line": m.end_pos[0], "operator": m.operator_name,
-                         "occurrence": m.occurrence, "outcome": outcome,
-                         "killer": killer_of(r.output) if r else None,
-                         "output": (r.output or "") if r else "", "diff": (r.diff or "") if r else ""})
+    results = dict(work_db.results)
+    for item in work_db.work_items:
+        (m,) = item.mutations
+        r = results.get(item.job_id)
+        if r is None:
+            outcome = "pending"
+        elif r.worker_outcome.value == "skipped":
+            outcome = "skipped"
+        elif r.test_outcome is not None:
+            outcome = r.test_outcome.value  # killed / survived / incompetent
+        else:
+            outcome = r.worker_outcome.value  # no-test / exception / abnormal
+        rows.append({"job_id": item.job_id, "module": str(m.module_path), "line": m.start_pos[0],
+                     "col": m.start_pos[1], "end_line": m.end_pos[0], "operator": m.operator_name,
+                     "occurrence": m.occurrence, "outcome": outcome,
+                     "killer": killer_of(r.output) if r else None,
+                     "output": (r.output or "") if r else "", "diff": (r.diff or "") if r else ""})
     rows.sort(key=lambda x: (x["module"], x["line"], x["col"], x["operator"], x["occurrence"]))
     seen: Counter = Counter()
     for row in rows:
         at = (row["module"], row["line"], row["col"], row["operator"])
         row["key"] = mutant_key(*at[:3], at[3], seen[at])
         seen[at] += 1
-        del row["job_id"]
     return rows
 
 

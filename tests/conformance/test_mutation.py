@@ -241,3 +241,47 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
     assert runner.ran == ids[:2]
     with pytest.raises(distributor.TimeUp):  # time up inside a mutant: nothing recorded
         run(item, distributor.Selection(coverage, "quick"), _FakeRunner(), 0.0)
+
+
+def test_a_new_session_takes_the_committed_results_of_the_same_mutants(cosmic_ray_path, tmp_path):
+    """A fresh clone's ``mutate init`` goes on where the committed analysis
+    stopped: each committed result lands on the pending mutant of its key;
+    none does once impl/, the operators or the coverage map changed."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import report
+    from conformance.mutation.resume import take_committed
+
+    def new_session(path):
+        with use_db(str(path)) as db:
+            for job, (line, op) in {"a": (2, "core/NumberReplacer"), "b": (2, "core/AddNot"),
+                                    "c": (5, "core/AddNot")}.items():
+                db.add_work_item(WorkItem.single(job, MutationSpec("impl/m.py", op, 0, (line, 4),
+                                                                   (line, 9))))
+        return path
+
+    then = {"impl_tree": "t1", "mutant_sources_sha256": "o1", "coverage_sha256": "c1",
+            "suite_commit": "0123456789abcdef"}
+    committed = [{"key": "impl/m.py:2:4:core/AddNot:0", "outcome": "killed", "diff": "-x\n+not x",
+                  "output": "killed by order/multinode/user/a (fail no_leak; scenario 1 of 3)"},
+                 {"key": "impl/m.py:5:4:core/AddNot:0", "outcome": "survived", "diff": "-y\n+not y",
+                  "output": "survived 3 scenarios"},
+                 {"key": "impl/m.py:2:4:core/NumberReplacer:0", "outcome": "pending", "diff": "",
+                  "output": ""}]
+    db = new_session(tmp_path / "same.sqlite")
+    taken, message = take_committed(db, committed, then, dict(then, suite_commit="fedcba"))
+    assert taken == 2 and "measured at 0123456789ab" in message
+    rows = {r["key"]: r for r in report.load_session(db)}
+    assert rows["impl/m.py:2:4:core/AddNot:0"]["outcome"] == "killed"
+    assert rows["impl/m.py:2:4:core/AddNot:0"]["killer"] == "order/multinode/user/a"
+    assert rows["impl/m.py:5:4:core/AddNot:0"]["outcome"] == "survived"
+    assert rows["impl/m.py:5:4:core/AddNot:0"]["diff"] == "-y\n+not y"
+    assert rows["impl/m.py:2:4:core/NumberReplacer:0"]["outcome"] == "pending"
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        assert len(work_db.pending_work_items) == 1  # cosmic-ray's exec runs only that one
+
+    db = new_session(tmp_path / "changed.sqlite")
+    taken, message = take_committed(db, committed, then, dict(then, impl_tree="t2", coverage_sha256="c2"))
+    assert taken == 0 and "impl/, the coverage map changed" in message
+    assert {r["outcome"] for r in report.load_session(db)} == {"pending"}
