@@ -8,7 +8,9 @@ gymnasium and the implementation's own package. Each operation prints a line
 when it starts (so an abort inside Ray still names it) and one with its
 outcome (``ok`` / ``raised Type: message``) and duration; a few probes (the
 Ray session, the component's actor states) follow the operations that may
-change them. ``faulthandler.dump_traceback_later`` guards every operation
+change them; right at a teardown's return, the resources of the nodes its
+actors were on (available before it and now), and after a constructor that
+raised, this job's live actors no component recorded. ``faulthandler.dump_traceback_later`` guards every operation
 and the interpreter exit with the suite's own deadlines: a hang dumps every
 thread's stack and ends the process with exit code 1.
 
@@ -241,6 +243,81 @@ def _probe(settle=None, actors=True):
               flush=True)
 
 
+def _node_resources():
+    """``{node_id: (available, total)}`` of every live node. Private on
+    purpose: the public ray.available_resources() sums over the nodes, and
+    what a teardown releases is released on its actors' nodes."""
+    from ray._private import state
+
+    available = state.available_resources_per_node()
+    return {n: (available.get(n, {}), t) for n, t in state.total_resources_per_node().items()}
+
+
+def _before_teardown(component):
+    """Before a teardown: the nodes of ``component``'s ALIVE actors and every
+    node's resources (None: nothing to compare)."""
+    if not component or not ray.is_initialized() or not ACTOR_IDS.get(component):
+        return None
+    from ray._private import state
+
+    try:
+        nodes = {}
+        for aid in ACTOR_IDS[component]:
+            info = state.actors(actor_id=aid)
+            if info.get("State") == "ALIVE":
+                node = info["Address"]["NodeID"]
+                nodes[node] = nodes.get(node, 0) + 1
+        return component, nodes, _node_resources()
+    except Exception:  # noqa: BLE001 - a probe never fails the script
+        return None
+
+
+def _released(before):
+    """Right at a teardown's return (before any wait): on each node its
+    actors were ALIVE on, each resource available before it and now. What
+    they held should be back now: a component built next sizes itself by
+    ray.available_resources()."""
+    if before is None or not ray.is_initialized():
+        return
+    component, nodes, was = before
+    try:
+        now = _node_resources()
+    except Exception as exc:  # noqa: BLE001
+        print(f"      resources: unknown ({_qualname(exc)}: {exc})", flush=True)
+        return
+    for node, count in sorted(nodes.items()):
+        if node not in was or node not in now:
+            continue
+        (free_before, total), (free_now, _) = was[node], now[node]
+        keys = [k for k in sorted(total) if k == "CPU" or k == "GPU"
+                or not (k.startswith("node:") or k.endswith("memory") or k.startswith("accelerator"))]
+        print(f"      resources: node {node[:8]} ({component}: {count} actor(s) ALIVE before): "
+              + "; ".join(f"{k} {free_before.get(k, 0.0):g} available before, "
+                          f"{free_now.get(k, 0.0):g} at return, of {total[k]:g}" for k in keys),
+              flush=True)
+
+
+def _left_behind():
+    """After a constructor that raised: this job's actors still alive that no
+    component recorded (a failed constructor should leave none)."""
+    if not ray.is_initialized():
+        return
+    from ray._private import state  # not ray.util.state: see _actor_pid
+
+    try:
+        job = ray.JobID.from_hex(ray.get_runtime_context().get_job_id())
+        known = {aid for ids in ACTOR_IDS.values() for aid in ids}
+        live = [f"{aid[:8]} {info.get('ActorClassName')} {info.get('State')}"
+                for aid, info in sorted(state.actors(job_id=job).items())
+                if aid not in known and info.get("State") in ("ALIVE", "PENDING_CREATION", "RESTARTING",
+                                                               "DEPENDENCIES_UNREADY")]
+    except Exception as exc:  # noqa: BLE001
+        print(f"      job actors: unknown ({_qualname(exc)}: {exc})", flush=True)
+        return
+    print(f"      job actors not of any component: {len(live)}" + (f" ({', '.join(live)})" if live else ""),
+          flush=True)
+
+
 def _teardown(call, times=1, concurrent=1, thread="main"):
     """``call()`` ``times`` times, each from ``concurrent`` threads at once or from
     one other thread; prints every call, raises the first error."""
@@ -343,6 +420,7 @@ def _step(i, name, fn, deadline, needs=None):
     finally:
         faulthandler.cancel_dump_traceback_later()
     print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s)", flush=True)
+    return outcome
 '''
 
 def _fixture_init(scenario: Scenario) -> dict:
@@ -510,7 +588,12 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
         lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]
     lines += ["    _probe()",
               "    for i, name, fn, deadline, needs, probe, settle in OPS:",
-              "        _step(i, name, fn, deadline, needs)",
+              "        verb = name.split(' ')[0].split('(')[0]",
+              "        before = _before_teardown(settle) if verb == 'teardown' else None",
+              "        outcome = _step(i, name, fn, deadline, needs)",
+              "        _released(before)",
+              "        if verb == 'construct' and (outcome or '').startswith('raised'):",
+              "            _left_behind()",
               "        _probe(settle, actors=probe)",
               "    print('all operations returned; the interpreter exits with the components as '",
               "          'the operations left them', flush=True)",

@@ -15,7 +15,9 @@ had to raise, or failed slower than its bound; the operation never ended (a
 hang: the script's watchdog exits 1); a new Ray session after it (or, in
 Ray's log, a runtime started and ended within it), or none left; the
 actors of the component the finding names still alive, or ended; another
-batch count than the one asked for; a traceback printed. A finding about a
+batch count than the one asked for; what a teardown's actors held not
+available again at its return, on their nodes; live actors of the job after
+a constructor that raised; a traceback printed. A finding about a
 second driver's op (``peer``) is read in that driver's printed trace.
 ``DIR/CHECKED.md`` lists the outcome of every body. ``--save-outputs D``
 keeps each script's output (``D/<body>.json``); ``--from-outputs D`` reads
@@ -31,9 +33,9 @@ does not start leaves its body "not checked", with the reason; so does a
 script of a cluster the check does not stand in for (fixture ``external``).
 
 A finding with nothing in the printed trace to read (the harness judged it
-from what only the suite records: threads, resources, processes after the
-exit, the actors a failed constructor left) is reported "not checked",
-never "shown".
+from what only the suite records: threads, processes after the exit; or a
+script written before the scripts printed resources and left actors) is
+reported "not checked", never "shown".
 """
 from __future__ import annotations
 
@@ -251,6 +253,41 @@ def _session_gone(m, comp, outcome, after):
     return next(iter(_ray_lines(after)), None)
 
 
+RESOURCES_LINE = re.compile(r"^resources: node \w+ \((?P<comp>[\w.]+): ")
+#: a resource's reading on a ``resources:`` line (``script._released``)
+RESOURCE_READING = r"{key} (?P<before>[\d.e+-]+) available before, (?P<now>[\d.e+-]+) at return, " \
+                   r"of (?P<total>[\d.e+-]+)"
+#: resource amounts closer than this are equal (the oracle's RESOURCE_SLACK)
+RESOURCE_SLACK = 1e-3
+
+
+def _not_released(m, comp, outcome, after):
+    """The amount the suite saw held by ``comp``'s actors on a node is not
+    back at the return on a node its actors were on (as the oracle: at
+    least what was free before, capped by total - held, plus what they
+    held)."""
+    key, held = m.group("key"), float(m.group("held"))
+    for line in after:
+        head = RESOURCES_LINE.match(line)
+        if not head or head.group("comp") != comp:
+            continue
+        got = re.search(RESOURCE_READING.format(key=re.escape(key)), line)
+        if not got:
+            continue
+        before, now, total = (float(got.group(g)) for g in ("before", "now", "total"))
+        want = min(before, total - held) + held
+        if now + RESOURCE_SLACK < want:
+            return f"{line} ({key} {held:g} held: {want:g} expected)"
+    return None
+
+
+def _left_behind(m, comp, outcome, after):
+    line = next((a for a in after if a.startswith("job actors not of any component: ")), None)
+    if outcome.startswith("raised") and line and not line.endswith(": 0"):
+        return line
+    return None
+
+
 RAISING = {"teardown_never_raises", "calls_succeed", "use_after_close_clear_error",
            "peer_ok", "setup", "fails_clearly"}
 #: (oracles, what their finding's text says, its reader); the first that matches
@@ -264,11 +301,17 @@ CLAIMS = [
     ({"own_actors_dead_after_teardown"}, r"ended the owner's actor", _owner_ended),
     ({"others_untouched"}, r"ended (?P<comp>[\w.]+) actor \w+ \(\w+; it was (?P<was>\w+)\)",
      _other_ended),
+    ({"resources_released_at_teardown"}, r"(?P<key>\S+) (?P<held>[\d.]+) held by its actors on "
+                                          r"node \w+ not back", _not_released),
+    ({"fails_clearly"}, r"left actors behind: \[", _left_behind),
     ({"batch_counts"}, r"batches before it stopped; (?P<want>\d+) were asked for", _count),
     ({"batch_counts"}, r"batches until total_frames=\d+; (?P<want>\d+) expected", _count),
     ({"no_ray_restart"}, r"started a Ray runtime", _new_session),
     ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
 ]
+#: readers of a line only the scripts of 2026-11-26 on print (``script._released``,
+#: ``script._left_behind``): without it at the op there is nothing to read
+PRINTED_BY_SCRIPT = {_not_released: "resources: ", _left_behind: "job actors not of any component: "}
 #: the label a finding's text starts with: its op's verb and target
 LABEL = re.compile(r"op \d+ \((\w+)(?: ([\w.]+))?\)")
 #: a finding at a ``peer`` op about one of the second driver's ops
@@ -313,7 +356,10 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     the one asked for, a new session), not merely any outcome."""
     oracle, name, verdict = finding["oracle"], finding.get("op"), finding["verdict"]
     text = finding.get("text") or ""
-    if verdict == "hang" or oracle == "no_hang":
+    # a hang: its op never returned. A scenario whose verdict is a hang but
+    # whose first finding is another claim (a constructor that left actors
+    # behind, then hung at a later op) is read for that claim
+    if oracle == "no_hang" or (verdict == "hang" and _claim(oracle, text) is None):
         runs = trace.outcomes(name) if name else []
         if any(o == "unfinished" for o, _ in runs) and trace.returncode == 1 \
                 and "Timeout" in trace.stderr:
@@ -341,9 +387,15 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     runs = trace.outcomes(name)
     if not runs:
         return False, f"{name}: not in the script's output"
+    m, read = claim
+    printed = PRINTED_BY_SCRIPT.get(read)
+    if printed and all(o == "unfinished" for o, _ in runs):
+        return False, f"{name}: never returned; the finding: {m.group(0)}"
+    if printed and not any(line.startswith(printed) for _, after in runs for line in after):
+        return None, (f"{name}: no '{printed.strip()}' line after it (a script written before "
+                      "the scripts printed it, or nothing to read there): regenerate the body")
     label = LABEL.match(text)
     comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
-    m, read = claim
     where = f"peer: {name}" if inner else name
     for outcome, after in runs:
         line = read(m, comp, outcome, after)

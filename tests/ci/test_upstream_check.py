@@ -54,13 +54,33 @@ TORCHRL_08 = finding("fails_clearly", "construct collector(fail=unknown_env)",
                      "op 0 (construct collector) left actors behind: ['717dc154']")
 
 
-def test_torchrl_08_actors_left_by_a_failed_constructor_are_not_in_the_output():
-    """Hand reading: the script prints no actors after a failed constructor."""
-    out = f"""      ray: {SESSION}
+def test_torchrl_08_actors_left_by_a_failed_constructor_are_read_from_the_job_actors_line():
+    """Scripts since 2026-11-26 print, after a constructor that raised, the
+    job's live actors no component recorded; one written before prints none:
+    nothing to read, not checked."""
+    old = f"""      ray: {SESSION}
 [0] construct collector(fail=unknown_env) ...
 [0] construct collector(fail=unknown_env): raised ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task. (2.101s)
 """
-    assert verdict_of(TORCHRL_08, out) == "not checked"
+    assert verdict_of(TORCHRL_08, old) == "not checked"
+    left = old + "      job actors not of any component: 1 (717dc154 Collector ALIVE)\n"
+    assert verdict_of(TORCHRL_08, left) == "shown"
+    assert verdict_of(TORCHRL_08, old + "      job actors not of any component: 0\n") == "NOT shown"
+
+
+def test_torchrl_25_a_hang_verdict_whose_first_finding_is_another_claim_reads_that_claim():
+    """construction_failure/local/impl/collector-one_unknown_env: the verdict is
+    a hang (a later op), the first finding the actors its constructor left.
+    The script's constructor raised: read for the actors, not for a hang."""
+    found = dict(TORCHRL_08, verdict="hang", op="construct collector(fail=one_unknown_env)",
+                 text="op 2 (construct collector) left actors behind: ['6ab6076c']")
+    out = """[2] construct collector(fail=one_unknown_env) ...
+[2] construct collector(fail=one_unknown_env): raised ray.exceptions.ActorDiedError: The actor died unexpectedly. (9.239s)
+      job actors not of any component: 1 (6ab6076c Collector ALIVE)
+"""
+    assert verdict_of(found, out, returncode=0) == "shown"
+    unfinished = "[2] construct collector(fail=one_unknown_env) ...\n"
+    assert verdict_of(found, unfinished, stderr="Timeout (0:01:00)!", returncode=1) == "NOT shown"
 
 
 def test_rllib_05_a_constructor_that_returned_shows_did_not_raise():
@@ -589,3 +609,40 @@ def test_a_body_naming_the_suite_s_envs_without_carrying_them_is_not_checked(tmp
         row = next(r for r in (bodies / "CHECKED.md").read_text().splitlines() if "09-" in r)
         assert "| not checked |" in row and "regenerate the body" in row, row
     assert not ran.exists()
+
+
+# -- resources: what a teardown's actors held is back at its return --------------------
+
+TORCHRL_01 = finding("resources_released_at_teardown", "teardown collector",
+                     "op 1 (teardown collector): CPU 0.5 held by its actors on node 2371ac78 not back "
+                     "in ray.available_resources() when it returned: 1.5 available, 2 expected")
+
+
+def test_torchrl_01_resources_not_back_at_the_teardowns_return_are_read_per_node():
+    """The script prints, right at a teardown's return, each resource of the
+    nodes its actors were ALIVE on, before and now; the oracle's rule: at
+    least min(before, total - held) + held, held as the suite measured it."""
+    def out(now, comp="collector"):
+        return f"""[1] teardown collector ...
+[1] teardown collector: ok (0.004s)
+      resources: node 9f3a77c1 ({comp}: 2 actor(s) ALIVE before): CPU 1.5 available before, {now} at return, of 2
+      actors: collector=DEAD,DEAD
+"""
+    assert verdict_of(TORCHRL_01, out("1.5")) == "shown"
+    assert verdict_of(TORCHRL_01, out("2")) == "NOT shown"
+    assert verdict_of(TORCHRL_01, out("1.5", comp="buffer")) == "NOT shown"  # another's node
+    no_line = out("1.5").replace("      resources:", "      other:")
+    assert verdict_of(TORCHRL_01, no_line) == "not checked"  # a script from before: regenerate
+
+
+def test_the_scripts_print_resources_at_a_teardown_and_the_actors_a_failed_constructor_left():
+    """What the check reads is printed by the generated script's main loop."""
+    from conformance import catalog
+    from conformance.adapters.registry import load_adapter
+    from conformance.repro.script import generate
+
+    text = generate(catalog.load("construction_failure/local/user/collector-unknown_env"),
+                    load_adapter("reference"))
+    assert "before = _before_teardown(settle) if verb == 'teardown' else None" in text
+    assert "_released(before)" in text and "_left_behind()" in text
+    compile(text, "repro.py", "exec")

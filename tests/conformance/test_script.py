@@ -6,6 +6,7 @@ outcome, and compile for every scenario.
 """
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -135,3 +136,10 @@ def test_reference_script_runs_standalone(tmp_path):
         assert any(line.startswith(f"[{i}] {op}: ok") for line in lines), done.stdout
     assert "      actors: buffer=DEAD  collector=DEAD,DEAD  evaluator=DEAD" in lines
     assert "      ray: not initialized" in lines  # after the user's ray.shutdown()
+    # what upstream --check reads for resources_released_at_teardown: each
+    # teardown's resources at its return, on its actors' node; the reference
+    # releases them before it returns (impl/resources.py)
+    released = [re.search(r"\((\w+): \d+ actor\(s\) ALIVE before\): CPU ([\d.]+) available before, "
+                          r"([\d.]+) at return", line) for line in lines if "resources: node " in line]
+    assert sorted(m.group(1) for m in released if m) == ["buffer", "collector", "evaluator"], done.stdout
+    assert all(float(m.group(3)) > float(m.group(2)) for m in released), done.stdout
