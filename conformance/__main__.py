@@ -341,6 +341,9 @@ def main(argv=None) -> int:
     u.add_argument("--from-outputs", metavar="DIR2",
                    help="with --check: read the outputs kept in DIR2 instead of running the "
                         "scripts (a fixed check needs no rerun)")
+    u.add_argument("--varies-from", metavar="FILE",
+                   help="with --check: the library's races file (varies.txt); a finding it "
+                        "declares at rate K/N gets up to 10 runs, until one shows it")
     u.set_defaults(func=_lazy("repro.upstream"))
     b = sub.add_parser("bench", help="scenario throughput benchmark (prints figures)",
                        add_help=False)

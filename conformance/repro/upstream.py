@@ -231,7 +231,7 @@ def main(args) -> int:
         from conformance.repro.upstream_check import check_dir
 
         missed = check_dir(args.check, args.python, log, save=args.save_outputs,
-                           replay=args.from_outputs)
+                           replay=args.from_outputs, varies_from=args.varies_from)
         print(f"upstream --check: {missed} body(ies) whose script did not show the finding; "
               f"{os.path.join(args.check, 'CHECKED.md')}")
         return 1 if missed else 0

@@ -491,46 +491,92 @@ def _run_script(python: str, scratch: str, env: dict, args: list[str],
     return trace, time.monotonic() - t0
 
 
-def _output_path(folder: str, body: str) -> str:
-    return os.path.join(folder, body[:-len(".md")] + ".json")
+def _output_path(folder: str, body: str, run: int = 1) -> str:
+    """Where run ``run`` of ``body``'s script is kept (a race's further runs:
+    ``NN-....run2.json``)."""
+    return os.path.join(folder, body[:-len(".md")] + ("" if run == 1 else f".run{run}") + ".json")
 
 
-def save_output(folder: str, body: str, trace: Trace, seconds: float) -> None:
+def save_output(folder: str, body: str, trace: Trace, seconds: float, run: int = 1) -> None:
     """Keep what the script of ``body`` printed (``--save-outputs``), so that a
     later reading (a fixed ``shows``) needs no rerun: ``--from-outputs``."""
     os.makedirs(folder, exist_ok=True)
-    with open(_output_path(folder, body), "w") as f:
+    with open(_output_path(folder, body, run), "w") as f:
         json.dump({"stdout": trace.stdout, "stderr": trace.stderr,
                    "returncode": trace.returncode, "cluster": trace.cluster,
                    "seconds": round(seconds, 1)}, f, indent=1)
 
 
-def load_output(folder: str, body: str) -> tuple[Trace, float]:
+def load_output(folder: str, body: str, run: int = 1) -> tuple[Trace, float]:
     """What ``save_output`` kept of ``body``'s script; FileNotFoundError if none."""
-    with open(_output_path(folder, body)) as f:
+    with open(_output_path(folder, body, run)) as f:
         kept = json.load(f)
     return (Trace(kept["stdout"], kept["stderr"], kept["returncode"], kept.get("cluster")),
             kept.get("seconds", 0.0))
 
 
-def _check_one(path: str, python: str, save: str | None, replay: str | None):
+#: a race's runs: enough that all miss a declared rate q with probability <= MISS ...
+MISS = 0.05
+#: ... but at most this many (a rate of 1/7 would need 20)
+MAX_RUNS = 10
+
+
+def declared_rate(finding: dict, rates: dict) -> tuple[int, int] | None:
+    """The rate (K, N) at which the finding's scenario showed it in the
+    suite's runs, as a races file declares it (``varies:ORACLE@K/N``, or a
+    verdict's ``flaky:K/N``); None: not declared, it is expected every run."""
+    varying, flaky = rates.get("varying", {}), rates.get("flaky", {})
+    rate = (varying.get(finding["id"]) or {}).get(finding["oracle"])
+    if rate is None and finding["id"] in flaky and flaky[finding["id"]][0] == finding["verdict"]:
+        rate = flaky[finding["id"]][1]
+    return tuple(rate) if rate else None
+
+
+def runs_for(rate: tuple[int, int] | None) -> int:
+    """How many runs a script gets to show a finding of that rate."""
+    import math
+
+    if rate is None or rate[0] >= rate[1]:
+        return 1
+    if rate[0] <= 0:
+        return MAX_RUNS
+    return min(MAX_RUNS, math.ceil(math.log(MISS) / math.log(1 - rate[0] / rate[1])))
+
+
+def _check_one(path: str, python: str, save: str | None, replay: str | None, rates: dict):
     """(the finding's verdict, why, seconds) of the body at ``path``: its script
-    run now, or its output as saved in ``replay``."""
+    run now, or its output as saved in ``replay``. A finding declared a race
+    (``rates``) gets up to ``runs_for`` runs, until one shows it."""
     name = os.path.basename(path)
     try:
-        if replay:
-            finding, script = read_body(path)
-            _needs_no_regeneration(finding, script)
-            try:
-                trace, seconds = load_output(replay, name)
-            except FileNotFoundError:
-                return None, f"no saved output in {replay}", 0.0
-        else:
-            finding, trace, seconds = run_body(path, python)
-            if save:
-                save_output(save, name, trace, seconds)
-        shown, why = shows(finding, trace)
-        return shown, f"{why} ({trace.cluster})" if trace.cluster else why, seconds
+        finding, script = read_body(path)
+        _needs_no_regeneration(finding, script)
+        rate = declared_rate(finding, rates)
+        runs, total, why, done = runs_for(rate), 0.0, "", 0
+        for run in range(1, runs + 1):
+            if replay:
+                try:
+                    trace, seconds = load_output(replay, name, run)
+                except FileNotFoundError:
+                    if run == 1:
+                        return None, f"no saved output in {replay}", 0.0
+                    break
+            else:
+                finding, trace, seconds = run_body(path, python)
+                if save:
+                    save_output(save, name, trace, seconds, run)
+            total, done = total + seconds, run
+            shown, why = shows(finding, trace)
+            why = f"{why} ({trace.cluster})" if trace.cluster else why
+            if rate is not None:
+                why = (f"{why} [run {run} of up to {runs}: a race, "
+                       f"{rate[0]}/{rate[1]} of the suite's runs]")
+            if shown is not False:
+                return shown, why, total
+        if rate is not None and done > 1:
+            miss = (1 - rate[0] / rate[1]) ** done
+            why += f"; not in any of {done} runs (at that rate, {100 * miss:.0f} % likely)"
+        return False, why, total
     except NotChecked as exc:
         return None, str(exc), 0.0
     except (OSError, ValueError) as exc:
@@ -538,13 +584,19 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None):
 
 
 def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
-              replay: str | None = None) -> int:
+              replay: str | None = None, varies_from: str | None = None) -> int:
     """Every body of ``out_dir``; writes ``CHECKED.md``; the number not shown.
     ``save``: a folder to keep each script's output in; ``replay``: read the
-    outputs kept there instead of running the scripts."""
+    outputs kept there instead of running the scripts; ``varies_from``: the
+    races file whose rates give a race's finding more than one run."""
+    rates = {}
+    if varies_from:
+        from conformance.reports.known_failures import load_flaky, load_varying
+
+        rates = {"varying": load_varying(varies_from), "flaky": load_flaky(varies_from)}
     rows, missed = [], 0
     for name in sorted(n for n in os.listdir(out_dir) if BODY_NAME.match(n)):
-        ok, why, seconds = _check_one(os.path.join(out_dir, name), python, save, replay)
+        ok, why, seconds = _check_one(os.path.join(out_dir, name), python, save, replay, rates)
         missed += ok is False
         mark = {True: "shown", False: "NOT shown", None: "not checked"}[ok]
         log(f"{name}: {mark}: {why}")
@@ -552,6 +604,8 @@ def check_dir(out_dir: str, python: str, log=print, save: str | None = None,
         rows.append(f"| [{name}]({name}) | {mark} | {cell} | {seconds:.0f} s |")
     how = (f"--from-outputs {replay}`: the outputs saved there, read again"
            if replay else f"--python PY` with `{python}`")
+    if varies_from:
+        how = how.replace("`", f" --varies-from {varies_from}`", 1)
     with open(os.path.join(out_dir, "CHECKED.md"), "w") as f:
         f.write("\n".join([
             "# Each body's script, run alone", "",

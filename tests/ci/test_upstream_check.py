@@ -646,3 +646,54 @@ def test_the_scripts_print_resources_at_a_teardown_and_the_actors_a_failed_const
     assert "before = _before_teardown(settle) if verb == 'teardown' else None" in text
     assert "_released(before)" in text and "_left_behind()" in text
     compile(text, "repro.py", "exec")
+
+
+# -- races: a finding the suite saw in K of N runs gets more than one run --------------
+
+def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
+    """torchrl's killed/*/user/buffer-sigkill>teardown: others_untouched in 3
+    of 9 runs (varies.txt). Up to runs_for(3/9) = 8 runs (all 8 miss with
+    probability 4 %), read here from kept outputs: the third shows it."""
+    from conformance.repro.upstream_check import (check_dir, declared_rate, runs_for,
+                                                  save_output)
+
+    rates = {"varying": {"killed/local/user/buffer-sigkill>teardown": {"others_untouched": (3, 9)}},
+             "flaky": {"exit/multinode/user/background-running": ("crash", (2, 7))}}
+    found = dict(TORCHRL_24, id="killed/local/user/buffer-sigkill>teardown")
+    assert declared_rate(found, rates) == (3, 9) and runs_for((3, 9)) == 8
+    assert runs_for((1, 7)) == 10 and runs_for(None) == 1 and runs_for((9, 9)) == 1
+    crash = {"id": "exit/multinode/user/background-running", "verdict": "crash",
+             "oracle": "no_crash"}
+    assert declared_rate(crash, rates) == (2, 7)
+    assert declared_rate(dict(crash, verdict="fail"), rates) is None
+
+    bodies, kept = tmp_path / "bodies", tmp_path / "kept"
+    bodies.mkdir()
+    name = "01-fail-others-untouched.md"
+    (bodies / name).write_text(f"```python\nprint()\n```\n{marker_of(found)}\n")
+    alive, ended = BUFFER_TEARDOWN, BUFFER_TEARDOWN.replace("collector=ALIVE,ALIVE", "collector=DEAD,ALIVE")
+    for run, out in enumerate([alive, alive, ended], 1):
+        save_output(str(kept), name, Trace(out, "", 0), 20.0, run)
+    races = tmp_path / "varies.txt"
+    races.write_text("killed/local/user/buffer-sigkill>teardown  varies:others_untouched@3/9  # a race\n")
+    assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept),
+                     varies_from=str(races)) == 0
+    row = (bodies / "CHECKED.md").read_text().splitlines()[-1]
+    assert "| shown |" in row and "[run 3 of up to 8: a race, 3/9 of the suite's runs]" in row
+    assert "| 60 s |" in row
+
+    (kept / "01-fail-others-untouched.run3.json").unlink()  # two runs kept, neither shows it
+    assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept),
+                     varies_from=str(races)) == 1
+    row = (bodies / "CHECKED.md").read_text().splitlines()[-1]
+    assert "| NOT shown |" in row and "not in any of 2 runs (at that rate, 44 % likely)" in row
+    # without the races file, one run: the first (alive) decides
+    assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept)) == 1
+
+
+def marker_of(found: dict) -> str:
+    import json
+
+    from conformance.repro.upstream_check import MARK
+
+    return f"{MARK}{json.dumps(found)} -->"
