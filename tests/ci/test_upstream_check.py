@@ -568,19 +568,27 @@ def test_a_script_of_a_cluster_without_a_stand_in_is_not_checked(tmp_path, monke
 
 def test_the_stand_in_is_the_fixture_s_for_a_multinode_body_only():
     """The committed bodies: the multinode ones (their scripts take
-    --address) get the stand-in; a second driver's script inside a local
-    body takes --address too, but quoted, and is not the body's."""
+    --address) get the stand-in, the local ones none; a second driver's
+    script inside a local scenario's script takes --address too, but
+    quoted, and is not the script's."""
     import glob
 
+    from conformance import catalog
+    from conformance.adapters.registry import load_adapter
+    from conformance.repro.script import generate
     from conformance.repro.upstream_check import cluster_fixture, read_body
     from fixtures.rayenv import REPO_ROOT
 
-    fixtures = {os.path.basename(p): cluster_fixture(read_body(p)[1]) for p in glob.glob(
+    fixtures = {os.path.relpath(p, REPO_ROOT): cluster_fixture(read_body(p)[1]) for p in glob.glob(
         os.path.join(REPO_ROOT, "ci/results/*/upstream/[0-9][0-9]-*.md"))}
-    assert fixtures["23-crash-no-crash-driver-killed-by-signal-n-in-the-interpreter-.md"] \
-        == "multinode"
-    assert fixtures["13-fail-own-actors-dead-after-teardown-peer-second-driver-teard.md"] is None
+    assert fixtures["ci/results/torchrl/upstream/"
+                    "06-crash-no-crash-driver-killed-by-signal-n-in-the-interpreter-.md"] == "multinode"
+    assert fixtures["ci/results/torchrl/upstream/"
+                    "01-fail-resources-released-at-teardown-teardown-collector-cpu-n.md"] is None
     assert set(fixtures.values()) == {None, "multinode"}
+    with_peer = generate(catalog.load("named/local/user/peer-then-owner"), load_adapter("reference"))
+    assert "p.add_argument(\\'--address\\', required=True" in with_peer  # the peer's, quoted
+    assert cluster_fixture(with_peer) is None
 
 
 def test_a_body_naming_the_suite_s_envs_without_carrying_them_is_not_checked(tmp_path):
