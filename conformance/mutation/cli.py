@@ -10,6 +10,10 @@
                                 cosmic-ray exec with the scenario distributor:
                                 resumes where the session stopped
   report [--session DB]         ci/results/mutation/: scores, survivors, answers
+  answers [--previous OLD.json] [--write]
+                                answers.txt for the committed survivors: carried
+                                by key or diff, the run's state drafted, the
+                                rest listed to be read
   sample [--count N] [--seed S] the CI ratchet: N mutants the committed results
                                 say are killed must still be killed
 
@@ -309,6 +313,12 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_answers(args) -> int:
+    from conformance.mutation import answers
+
+    return answers.main(args, RESULTS, REPO_ROOT)
+
+
 def _body(diff: str) -> str:
     """A mutant's diff without its line numbers (the ``@@`` headers): the
     same change at the same code, wherever the lines moved to."""
@@ -440,6 +450,13 @@ def main(argv=None) -> int:
     p.add_argument("--quick-session")
     p.add_argument("--full-session")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser("answers", help="answers.txt for the survivors of the committed results: "
+                       "answers carried by key or diff, the run's state drafted, the rest listed")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"))
+    p.add_argument("--previous", metavar="OLD.json", help="the mutants file the answers were written "
+                   "against (e.g. `git show REV:ci/results/mutation/mutants-quick.json`)")
+    p.add_argument("--write", action="store_true", help="rewrite answers.txt (default: print it)")
+    p.set_defaults(func=cmd_answers)
     p = sub.add_parser("sample", help="CI ratchet: a seeded sample of killed mutants must stay killed")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--count", type=int, default=10)

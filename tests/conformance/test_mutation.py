@@ -285,3 +285,41 @@ def test_a_new_session_takes_the_committed_results_of_the_same_mutants(cosmic_ra
     taken, message = take_committed(db, committed, then, dict(then, impl_tree="t2", coverage_sha256="c2"))
     assert taken == 0 and "impl/, the coverage map changed" in message
     assert {r["outcome"] for r in report.load_session(db)} == {"pending"}
+
+
+def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(tmp_path):
+    """After a rerun on changed code: an answer moves with its diff to the
+    survivor's new key; a shallow or uncovered survivor gets the run's state;
+    one that passed every covering scenario is left to be read; an answer
+    whose mutant is now killed is dropped."""
+    from conformance.mutation.answers import answer_all
+
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "m.py").write_text(
+        "class C:\n    def shutdown(self):\n        x = 1\n        return x\n")
+
+    def row(key, line, outcome, diff, output):
+        return {"key": key, "module": "impl/m.py", "line": line, "outcome": outcome,
+                "diff": diff, "output": output}
+
+    moved = "--- a/impl/m.py\n+++ b/impl/m.py\n@@ -{n},1 +{n},1 @@\n-        x = 1\n+        x = 2"
+    previous = [row("impl/m.py:3:12:core/NumberReplacer:0", 3, "survived", moved.format(n=3),
+                    "survived: 5 covering scenario(s) passed"),
+                row("impl/m.py:9:1:core/AddNot:0", 9, "survived", "-a\n+not a", "survived: 2 ...")]
+    answers = {"impl/m.py:3:12:core/NumberReplacer:0": "open [own]: x's value is never read",
+               "impl/m.py:9:1:core/AddNot:0": "open [mut]: now killed"}
+    rows = [row("impl/m.py:4:12:core/NumberReplacer:0", 4, "survived", moved.format(n=4),
+                "survived: 5 covering scenario(s) passed"),
+            row("impl/m.py:9:1:core/AddNot:0", 9, "killed", "-a\n+not a", "killed by x"),
+            row("impl/m.py:4:15:core/AddNot:0", 4, "survived", "-x\n+not x",
+                "survived-shallow: 12 of 40 covering scenario(s) passed"),
+            row("impl/m.py:3:8:core/NumberReplacer:1", 3, "survived", "-1\n+2",
+                "survived: no scenario of the profile executes these lines"),
+            row("impl/m.py:4:8:core/ReplaceX:0", 4, "survived", "-r\n+s", "survived: 7 covering ...")]
+    out, unread, how = answer_all(rows, answers, previous, tmp_path)
+    assert out["impl/m.py:4:12:core/NumberReplacer:0"] == "open [own]: x's value is never read"
+    assert "12 of 40 covering scenarios" in out["impl/m.py:4:15:core/AddNot:0"]
+    assert "of C.shutdown (impl/m.py:3)" in out["impl/m.py:3:8:core/NumberReplacer:1"]
+    assert unread == ["impl/m.py:4:8:core/ReplaceX:0"]
+    assert "impl/m.py:9:1:core/AddNot:0" not in out  # killed now
+    assert how == {"same key": 0, "carried by its diff": 1, "drafted": 2}

@@ -1,0 +1,137 @@
+"""``answers.txt`` kept in step with the survivors of a new analysis.
+
+    python -m conformance mutate answers [--profile quick] [--previous OLD.json] [--write]
+
+Every survivor gets exactly one answer (``report``: ``killed since by
+scenario X`` / ``equivalent because ...`` / ``open ...``). After an
+analysis is run again (``impl/`` changed, so the keys, which are positions,
+moved), each survivor's answer is found as follows:
+
+1. **the same key's answer**, when that survivor's diff is the one the
+   answer was written for (``--previous``: the results it was written
+   against; without it, the key alone);
+2. **carried by its diff**: an answer written for a survivor of
+   ``--previous`` whose change (its diff without line numbers, in the same
+   module) is this one's: the same change to the same code, moved;
+3. **the run's own state**, never a judgement: a first-pass (shallow)
+   survivor says which scenarios are still to run (``--deep``); a mutant of
+   lines no scenario of the profile executes says which function no
+   scenario runs.
+
+What is left needs reading: it is listed, not answered (the CI test
+``test_every_survivor_has_exactly_one_answer`` fails until it is).
+Answers of mutants that no longer survive are dropped. ``--write``
+rewrites ``answers.txt`` (its comment header kept); without it the new
+file is printed.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+from conformance.mutation.report import load_answers
+from conformance.mutation.distributor import SHALLOW
+
+UNCOVERED = "survived: no scenario of the profile executes these lines"
+
+
+def body(diff: str) -> str:
+    """A diff without its line numbers (the ``@@`` headers)."""
+    return "\n".join(line for line in diff.splitlines() if not line.startswith("@@"))
+
+
+def function_at(module: str, line: int, root: Path) -> str:
+    """``Class.method`` (or ``function``) whose body holds ``line`` of ``module``."""
+    best, best_span = "module level", None
+    tree = ast.parse((root / module).read_text())
+
+    def visit(node, prefix):
+        nonlocal best, best_span
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if child.lineno <= line <= child.end_lineno and not isinstance(child, ast.ClassDef):
+                    span = child.end_lineno - child.lineno
+                    if best_span is None or span <= best_span:
+                        best, best_span = name, span
+                visit(child, f"{name}.")
+    visit(tree, "")
+    return best
+
+
+def drafted(row: dict, root: Path) -> str | None:
+    """The answer the run's own state gives (a shallow or an uncovered
+    survivor), or None: it needs reading."""
+    first = (row.get("output") or "").splitlines()[0] if row.get("output") else ""
+    if first.startswith(SHALLOW):
+        m = re.match(r"survived-shallow: (\d+) of (\d+)", first)
+        ran, of = (m.group(1), m.group(2)) if m else ("?", "?")
+        return (f"open [mut]: a shallow survivor ({ran} of {of} covering scenarios passed in the "
+                "first pass); `mutate run --deep` runs the rest")
+    if first.startswith(UNCOVERED):
+        where = function_at(row["module"], row["line"], root)
+        return (f"open [uncovered]: no scenario of the profile runs this line of {where} "
+                f"({row['module']}:{row['line']}); a scenario that does would judge it")
+    return None
+
+
+def answer_all(rows: list[dict], answers: dict, previous: list[dict] | None,
+               root: Path) -> tuple[dict, list[str], dict]:
+    """``({key: answer} for every survivor that has one, [keys left to
+    read], {how: count})``."""
+    old = {r["key"]: r for r in previous or []}
+    by_change = {}
+    for key, answer in answers.items():
+        r = old.get(key)
+        if r is not None and r.get("diff"):
+            by_change.setdefault((r["module"], body(r["diff"])), answer)
+    out, unread, how = {}, [], {"same key": 0, "carried by its diff": 0, "drafted": 0}
+    for row in rows:
+        if row["outcome"] != "survived":
+            continue
+        key, change = row["key"], (row["module"], body(row.get("diff") or ""))
+        same = key in answers and (previous is None or (
+            key in old and body(old[key].get("diff") or "") == change[1]))
+        if same and not _stale_state(answers[key], row):
+            out[key], how["same key"] = answers[key], how["same key"] + 1
+        elif change in by_change and not _stale_state(by_change[change], row):
+            out[key], how["carried by its diff"] = by_change[change], how["carried by its diff"] + 1
+        elif drafted(row, root):
+            out[key], how["drafted"] = drafted(row, root), how["drafted"] + 1
+        else:
+            unread.append(key)
+    return out, unread, how
+
+
+def _stale_state(answer: str, row: dict) -> bool:
+    """An answer that states a run's state this run no longer has (a
+    shallow survivor's, for one that ran every covering scenario now)."""
+    return "a shallow survivor" in answer and not (row.get("output") or "").startswith(SHALLOW)
+
+
+def write(path: Path, answers: dict) -> str:
+    """``answers.txt``'s text: its comment header, then one line per survivor."""
+    header = [line for line in path.read_text().splitlines() if line.startswith("#")] \
+        if path.exists() else []
+    return "\n".join(header + [f"{k}  {a}" for k, a in sorted(answers.items())]) + "\n"
+
+
+def main(args, results: Path, root: Path) -> int:
+    rows = json.loads((results / f"mutants-{args.profile}.json").read_text())
+    path = results / "answers.txt"
+    previous = json.loads(Path(args.previous).read_text()) if args.previous else None
+    answered, unread, how = answer_all(rows, load_answers(path), previous, root)
+    text = write(path, answered)
+    if args.write:
+        path.write_text(text)
+    else:
+        print(text, end="")
+    print(f"mutate answers: {len(answered)} survivors answered ("
+          + ", ".join(f"{v} {k}" for k, v in how.items()) + f"); {len(unread)} left to read"
+          + (":" if unread else ""), file=sys.stderr)
+    for key in unread:
+        print(f"  {key}", file=sys.stderr)
+    return 0
