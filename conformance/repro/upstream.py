@@ -68,12 +68,28 @@ class Cause:
             len(str(e.get("ops", "")).split(" ; ")), e["id"]))
 
 
+def undecided(entry: dict) -> str | None:
+    """Why a failure is not one to file (None: it is): every violation is a
+    bound on time or a wait, under CPU pressure, and it was never rerun
+    alone. The suite itself reruns such a failure alone before it stands
+    (``conformance.run.rerun``); a report from before that did not, and a
+    busy machine alone may have made it."""
+    from conformance.run.cpu_pressure import timing_violation
+    from conformance.run.rerun import needs_rerun
+
+    why = needs_rerun(entry)
+    violations = (entry.get("evidence") or {}).get("violations") or {}
+    if why and all(timing_violation(o, m) for o, msgs in violations.items() for m in msgs):
+        return f"only timing: {why}, never rerun alone"
+    return None
+
+
 def causes(entries: list[dict]) -> list[Cause]:
-    """The findings (verdicts other than pass, skip and the harness's error)
-    grouped by ``cause_of``, the largest group first."""
+    """The findings (verdicts other than pass, skip and the harness's error;
+    not ``undecided``) grouped by ``cause_of``, the largest group first."""
     groups: dict[str, Cause] = {}
     for e in entries:
-        if e["verdict"] in BAD:
+        if e["verdict"] in BAD and not undecided(e):
             groups.setdefault(cause_of(e), Cause(cause_of(e))).entries.append(e)
     return sorted(groups.values(), key=lambda c: (-len(c.entries), c.key))
 
@@ -211,6 +227,12 @@ def write_all(doc: dict, impl: str, adapter, out_dir: str, shrink: bool, log=pri
         written.append(name)
         index.append(f"| {n} | {cause.key.replace('|', '/')} | {len(cause.entries)} | "
                      f"[{name}]({name}) |")
+    left = [(e, undecided(e)) for e in doc["scenarios"] if e["verdict"] in BAD and undecided(e)]
+    if left:
+        index += ["", "Not written: failures a busy machine alone may have made (rerun each alone: "
+                  "its command):", ""]
+        index += [f"- `{e['id']}`: {why}; `{e.get('repro') or 'python -m conformance repro ' + e['id']}`"
+                  for e, why in left]
     with open(os.path.join(out_dir, "README.md"), "w") as f:
         f.write("\n".join(index) + "\n")
     return written

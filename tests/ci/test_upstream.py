@@ -105,3 +105,33 @@ def test_a_new_run_leaves_no_stale_body_behind(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [*written, "NOTES.md", "README.md"])
     assert written == ["01-fail-no-ray-restart-teardown-buffer-started-a-ray-runtime-ad.md"]
+
+
+def test_a_timing_only_failure_under_cpu_pressure_never_rerun_alone_is_not_filed(tmp_path):
+    """Tianshou's construction_failure/local/impl/collector-one_unknown_env
+    (report of 2026-11-25, before failures were rerun alone): fails_clearly
+    on time only at CPU pressure 0.95. Not a body; the README lists it with
+    its rerun command. The same failure rerun alone (``evidence.rerun``), or
+    at low pressure, or with another violation beside, is filed."""
+    slow = _entry("construction_failure/local/impl/collector-one_unknown_env", "fail",
+                  "fails_clearly", "op 0 (construct collector) took 18.95s to fail (bound 10.25s)",
+                  ops="construct collector(fail=one_unknown_env)")
+    slow["evidence"]["cpu_pressure"] = 0.95
+    assert "fails_clearly failed at CPU pressure 0.95, never rerun alone" in upstream.undecided(slow)
+    calm = {**slow, "evidence": {**slow["evidence"], "cpu_pressure": 0.3}}
+    rerun = {**slow, "evidence": {**slow["evidence"], "rerun": {"agreed": True}}}
+    both = {**slow, "evidence": {**slow["evidence"], "violations": {"fails_clearly": [
+        "op 0 (construct collector) took 18.95s to fail (bound 10.25s)",
+        "op 0 (construct collector) left actors behind: ['717dc154']"]}}}
+    assert [upstream.undecided(e) for e in (calm, rerun, both)] == [None, None, None]
+    assert [len(c.entries) for c in upstream.causes([slow, calm, RESTART_B])] == [1, 1]
+
+    adapter = regressions.make("stale-handle-restarts-ray")
+    doc = {"generated": "now", "versions": {"ray": "2.60.0"}, "scenarios": [slow, RESTART_B]}
+    written = upstream.write_all(doc, adapter.name, adapter, str(tmp_path), shrink=False,
+                                 log=lambda line: None)
+    assert len(written) == 1
+    readme = (tmp_path / "README.md").read_text()
+    assert "- `construction_failure/local/impl/collector-one_unknown_env`: only timing:" in readme
+    assert "python -m conformance repro 'construction_failure/local/impl/collector-one_unknown_env'" \
+        in readme
