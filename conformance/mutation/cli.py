@@ -85,12 +85,21 @@ def cmd_init(args) -> int:
 
     from conformance.mutation.filters import EquivalentFilter
 
+    from conformance.mutation.resume import record
+
     db = Path(args.session or session_path(args.profile))
     db.parent.mkdir(parents=True, exist_ok=True)
     if db.exists():
         raise SystemExit(f"error: {db} exists: `mutate run` resumes it; remove it to start again")
+    coverage = RESULTS / f"coverage-{args.profile}.json"
+    if not coverage.exists():  # checked before a database exists: a failed init leaves none
+        raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
+                         f"coverage --profile {args.profile}` first")
+    check_pristine()
     if args.profile == "full":
-        return init_full(db)
+        code = init_full(db)
+        record(db, coverage)
+        return code
     os.chdir(REPO_ROOT)  # cosmic-ray's module paths are relative
     for step in (lambda: cosmic_ray(["init", str(CONFIG), str(db)]),
                  lambda: OperatorsFilter().main([str(db), str(CONFIG)]),
@@ -98,6 +107,7 @@ def cmd_init(args) -> int:
         code = step()
         if code:
             return int(code)
+    record(db, coverage)
     if not args.fresh:
         print(take_committed_results(db, args.profile))
     print(counts(db))
@@ -121,7 +131,6 @@ def take_committed_results(db: Path, profile: str) -> str:
     if then is None:
         return (f"committed results not taken: {RESULTS / 'score.json'} does not say what they were "
                 "measured on (written before provenance was recorded); every mutant is pending")
-    check_pristine()
     _, message = take_committed(db, json.loads(rows_path.read_text()), then,
                                 provenance(RESULTS / f"coverage-{profile}.json"))
     return message
@@ -224,6 +233,23 @@ def check_pristine() -> None:
                          f"`git checkout impl/` restores it):\n{dirty}")
 
 
+def refuse_another_tree(db: Path, coverage: Path) -> None:
+    """A session's results are of the impl/ tree, the mutants' sources and
+    the coverage map it was started on (``init``'s record): adding results
+    measured on others would give its committed results a false provenance."""
+    from conformance.mutation.resume import changed_since, provenance, provenance_path, recorded
+
+    then = recorded(db)
+    if then is None:
+        raise SystemExit(f"error: {provenance_path(db)} is missing: the session's impl/ tree and "
+                         "coverage map are unknown; start it again (`mutate init`)")
+    changed = changed_since(then, provenance(coverage))
+    if changed:
+        raise SystemExit(f"error: {', '.join(changed)} changed since the session {db} was started "
+                         f"(at {then['suite_commit'][:12]}): its results would mix two; finish it on "
+                         "that commit, or start a new session (`mutate init`)")
+
+
 def cmd_run(args) -> int:
     """cosmic-ray exec with the rlc-scenarios distributor, for at most
     ``--minutes`` (then it stops between two mutants; rerun to resume)."""
@@ -246,6 +272,7 @@ def cmd_run(args) -> int:
         raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
                          f"coverage --profile {args.profile}` first")
     check_pristine()
+    refuse_another_tree(db, coverage)
     # the mutants are written into this tree: one mutation run per tree
     (REPO_ROOT / "reports").mkdir(exist_ok=True)
     lock = open(REPO_ROOT / "reports" / ".mutation-tree.lock", "w")
@@ -288,16 +315,20 @@ def cmd_report(args) -> int:
     """mutants-P.json, score.json and report.md from the sessions there are."""
     from conformance.mutation import report
 
-    from conformance.mutation.resume import provenance
+    from conformance.mutation.resume import provenance_path, recorded
 
     profiles, notes = {}, {}
     committed = committed_scores()
     for profile in ("quick", "full"):
         db = Path(getattr(args, f"{profile}_session") or session_path(profile))
         if db.exists():
-            check_pristine()  # the provenance names impl/ as committed
             profiles[profile] = report.load_session(db)
-            notes[profile] = {"provenance": provenance(RESULTS / f"coverage-{profile}.json")}
+            then = recorded(db)  # init's record: what these results were measured on
+            if then is None:
+                print(f"warning: {provenance_path(db)} is missing: the {profile} results get no "
+                      "provenance, and a fresh clone's `mutate init` will not take them")
+            else:
+                notes[profile] = {"provenance": then}
         elif (RESULTS / f"mutants-{profile}.json").exists():  # committed, no local session
             profiles[profile] = json.loads((RESULTS / f"mutants-{profile}.json").read_text())
             if "provenance" in committed.get(profile, {}):
@@ -432,7 +463,8 @@ def main(argv=None) -> int:
     p.add_argument("--session", help=f"the session database (default {session_path('quick')})")
     p.add_argument("--fresh", action="store_true", help="every mutant pending: do not take the committed "
                    "results of the same mutants (taken by default when impl/, the operators and the "
-                   "coverage map are those they were measured on)")
+                   "coverage map are those they were measured on; the full profile's session is "
+                   "the finished quick one's, and takes none)")
     p.set_defaults(func=cmd_init)
     p = sub.add_parser("run", help="run (or resume) the session's pending mutants")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))

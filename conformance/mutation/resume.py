@@ -2,19 +2,22 @@
 
 cosmic-ray's session database (``reports/mutation/session-P.sqlite``) is
 not committed: a fresh clone has none, and its ``mutate init`` would start
-the analysis again from the first mutant. ``mutate report`` therefore
-records, beside the results, what they were measured on (``provenance``:
-``impl/``'s git tree, the operators and filters that made the mutants, the
-coverage map that chose the scenarios, the suite's commit), and ``mutate
-init`` takes every committed result whose mutant is the same into the new
-session (``take_committed``): a killed or interrupted analysis goes on in the
-next clone, as cosmic-ray's own resume does within one.
+the analysis again from the first mutant. So ``mutate init`` records beside
+the new database what its mutants and their scenarios come from
+(``session-P.provenance.json``: ``impl/``'s git tree, a hash of what makes
+the mutants, of the coverage map, and the suite's commit); ``mutate run``
+refuses to add results to a session whose tree or map is no longer the
+checkout's; ``mutate report`` copies that record into ``score.json``; and
+``mutate init`` in a fresh clone takes every committed result whose mutant
+is the same into its new session (``take_committed``), as cosmic-ray's own
+resume does within one clone.
 
-The same mutant: same key (position, operator, ordinal) in the same
-``impl/`` tree made by the same operators. Results are taken only when the
-tree, the operators and the coverage map are all unchanged; the suite's
-commit may differ (a newer suite can kill a committed survivor: that is an
-answer, ``killed since by scenario X``, not a reason to forget the result).
+The same mutant: the same key (position, operator, ordinal), occurrence
+and end in the same ``impl/`` tree made by the same operators. Results are
+taken only when the tree, the mutants' sources and the coverage map are all
+unchanged; the suite's commit may differ (a newer suite can kill a
+committed survivor: that is an answer, ``killed since by scenario X``, not
+a reason to forget the result).
 """
 from __future__ import annotations
 
@@ -24,8 +27,12 @@ from pathlib import Path
 
 from fixtures.rayenv import REPO_ROOT
 
-#: what makes the mutants and their ids, besides impl/ itself
-MUTANT_SOURCES = ("ci/mutation.toml", "conformance/mutation/operators.py", "conformance/mutation/filters.py")
+#: what makes the mutants and their ids, besides impl/ itself: the operators
+#: subset, our operators and filters and their declaration, cosmic-ray's pin
+#: (its core operators; parso's positions)
+MUTANT_SOURCES = ("ci/mutation.toml", "ci/mutation.lock", "conformance/mutation/operators.py",
+                  "conformance/mutation/filters.py",
+                  "conformance/mutation/plugins/rlc_mutation-1.0.dist-info/entry_points.txt")
 
 
 def _git(*args: str) -> str:
@@ -41,18 +48,39 @@ def _sha256(paths) -> str:
 
 
 def provenance(coverage: Path) -> dict:
-    """What a session's results were measured on (impl/ as committed: a
-    mutation run refuses to start otherwise)."""
+    """What this checkout's mutants and their scenarios come from (impl/ as
+    committed: ``init`` and ``run`` refuse a changed impl/)."""
     return {"impl_tree": _git("rev-parse", "HEAD:impl"),
             "mutant_sources_sha256": _sha256(REPO_ROOT / p for p in MUTANT_SOURCES),
             "coverage_sha256": _sha256([coverage]),
             "suite_commit": _git("rev-parse", "HEAD")}
 
 
-def unchanged(then: dict, now: dict) -> list[str]:
+def provenance_path(db: Path) -> Path:
+    """The record ``init`` writes beside session ``db``."""
+    return Path(db).with_suffix(".provenance.json")
+
+
+def record(db: Path, coverage: Path) -> dict:
+    """Write (at ``init``) what session ``db`` is measured on."""
+    import json
+
+    then = provenance(coverage)
+    provenance_path(db).write_text(json.dumps(then, indent=1, sort_keys=True) + "\n")
+    return then
+
+
+def recorded(db: Path) -> dict | None:
+    import json
+
+    path = provenance_path(db)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def changed_since(then: dict, now: dict) -> list[str]:
     """What differs between two provenances, of what makes a result
     reusable (empty: the committed results hold for this tree)."""
-    names = {"impl_tree": "impl/", "mutant_sources_sha256": "the operators or filters",
+    names = {"impl_tree": "impl/", "mutant_sources_sha256": "what makes the mutants (operators, filters, cosmic-ray)",
              "coverage_sha256": "the coverage map"}
     return [label for field, label in names.items() if then.get(field) != now[field]]
 
@@ -72,7 +100,7 @@ def take_committed(db: Path, rows: list[dict], then: dict, now: dict) -> tuple[i
 
     from conformance.mutation.report import session_rows
 
-    changed = unchanged(then, now)
+    changed = changed_since(then, now)
     if changed:
         return 0, (f"committed results not taken: {', '.join(changed)} changed since they were "
                    f"measured (at {then.get('suite_commit', 'an unrecorded commit')[:12]}); "
@@ -82,7 +110,8 @@ def take_committed(db: Path, rows: list[dict], then: dict, now: dict) -> tuple[i
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         for row in session_rows(work_db):
             old = committed.get(row["key"])
-            if row["outcome"] != "pending" or old is None:
+            if row["outcome"] != "pending" or old is None or any(
+                    field in old and old[field] != row[field] for field in ("occurrence", "end_line")):
                 continue
             worker, test = OUTCOMES[old["outcome"]]
             work_db.set_result(row["job_id"], WorkResult(worker_outcome=worker, test_outcome=test,

@@ -323,3 +323,41 @@ def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(tmp_path
     assert unread == ["impl/m.py:4:8:core/ReplaceX:0"]
     assert "impl/m.py:9:1:core/AddNot:0" not in out  # killed now
     assert how == {"same key": 0, "carried by its diff": 1, "drafted": 2}
+
+
+def test_a_run_refuses_a_session_started_on_another_tree_and_report_copies_inits_record(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """The provenance is init's (what the session's mutants and scenarios
+    come from), never the checkout's at report time: ``run`` refuses once
+    impl/ or the map moved on; a session without the record is refused."""
+    from conformance.mutation import cli, resume
+
+    db = tmp_path / "session-quick.sqlite"
+    monkeypatch.setattr(resume, "provenance", lambda coverage: {
+        "impl_tree": "t1", "mutant_sources_sha256": "o1", "coverage_sha256": "c1",
+        "suite_commit": "0123456789abcdef"})
+    with pytest.raises(SystemExit, match="provenance.json is missing"):
+        cli.refuse_another_tree(db, tmp_path / "coverage-quick.json")
+    assert resume.record(db, tmp_path / "coverage-quick.json")["impl_tree"] == "t1"
+    assert resume.recorded(db)["suite_commit"] == "0123456789abcdef"
+    cli.refuse_another_tree(db, tmp_path / "coverage-quick.json")  # the same tree: runs
+    monkeypatch.setattr(resume, "provenance", lambda coverage: {
+        "impl_tree": "t2", "mutant_sources_sha256": "o1", "coverage_sha256": "c1",
+        "suite_commit": "fedcba9876543210"})
+    with pytest.raises(SystemExit, match=r"impl/ changed since the session .* \(at 0123456789ab\)"):
+        cli.refuse_another_tree(db, tmp_path / "coverage-quick.json")
+
+
+def test_a_committed_result_of_another_occurrence_is_not_taken(cosmic_ray_path, tmp_path):
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation.resume import take_committed
+
+    with use_db(str(tmp_path / "s.sqlite")) as db:
+        db.add_work_item(WorkItem.single("a", MutationSpec("impl/m.py", "core/AddNot", 1, (2, 4), (2, 9))))
+    same = {"impl_tree": "t", "mutant_sources_sha256": "o", "coverage_sha256": "c", "suite_commit": "x" * 12}
+    row = {"key": "impl/m.py:2:4:core/AddNot:0", "outcome": "killed", "diff": "", "output": "killed by a",
+           "occurrence": 0, "end_line": 2}
+    assert take_committed(tmp_path / "s.sqlite", [row], same, same)[0] == 0
+    assert take_committed(tmp_path / "s.sqlite", [dict(row, occurrence=1)], same, same)[0] == 1
