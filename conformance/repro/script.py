@@ -161,6 +161,7 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
 RUNTIME = '''
 collector = buffer = evaluator = None  # the components, as the operations leave them
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
+RECORDED = set()  # every actor id any construction recorded (a rebuilt component's older ones too)
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
 _ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
@@ -178,6 +179,7 @@ def _qualname(exc):
 
 def _record(component, handles):
     ACTOR_IDS[component] = [h._actor_id.hex() for h in handles]
+    RECORDED.update(ACTOR_IDS[component])
     return f"{len(handles)} actor(s)"
 
 
@@ -253,67 +255,92 @@ def _node_resources():
     return {n: (available.get(n, {}), t) for n, t in state.total_resources_per_node().items()}
 
 
+def _actor_row(aid):
+    """``(state, node id, resources it holds while it runs)`` of actor ``aid``
+    in the GCS actor table (None: not there). Private on purpose:
+    ray._private.state's own reading of that table drops
+    ``required_resources``, and the public ray.util.state asks the dashboard
+    (see _actor_pid)."""
+    from ray._private import state
+    from ray.core.generated import gcs_pb2
+
+    raw = state.state._connect_and_get_accessor().get_actor_info(ray.ActorID.from_hex(aid))
+    if raw is None:
+        return None
+    data = gcs_pb2.ActorTableData.FromString(raw)
+    return (gcs_pb2.ActorTableData.ActorState.Name(data.state),
+            (data.node_id or data.address.node_id).hex(), dict(data.required_resources))
+
+
+def _guarded(probe, *args):
+    """``probe(*args)`` under a watchdog (a GCS that does not answer would
+    hang the script with no guard); never raises."""
+    faulthandler.dump_traceback_later(30, exit=True)
+    try:
+        return probe(*args)
+    except Exception as exc:  # noqa: BLE001 - a probe never fails the script
+        return exc
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 def _before_teardown(component):
-    """Before a teardown: the nodes of ``component``'s ALIVE actors and every
-    node's resources (None: nothing to compare)."""
+    """Before a teardown: what ``component``'s ALIVE actors hold per node, and
+    every node's resources (None: no actor recorded, or Ray is down)."""
     if not component or not ray.is_initialized() or not ACTOR_IDS.get(component):
         return None
-    from ray._private import state
-
-    try:
-        nodes = {}
-        for aid in ACTOR_IDS[component]:
-            info = state.actors(actor_id=aid)
-            if info.get("State") == "ALIVE":
-                node = info["Address"]["NodeID"]
-                nodes[node] = nodes.get(node, 0) + 1
-        return component, nodes, _node_resources()
-    except Exception:  # noqa: BLE001 - a probe never fails the script
-        return None
+    held = {}
+    for aid in ACTOR_IDS[component]:
+        row = _actor_row(aid)
+        if row is None or row[0] != "ALIVE":
+            continue
+        node = held.setdefault(row[1], {"actors": 0})
+        node["actors"] += 1
+        for key, amount in row[2].items():
+            node[key] = node.get(key, 0.0) + amount
+    return component, held, _node_resources()
 
 
 def _released(before):
     """Right at a teardown's return (before any wait): on each node its
-    actors were ALIVE on, each resource available before it and now. What
-    they held should be back now: a component built next sizes itself by
-    ray.available_resources()."""
+    actors were ALIVE on, what they held, and each such resource available
+    before it and now. What they held should be back now: a component built
+    next sizes itself by ray.available_resources()."""
+    if isinstance(before, Exception):
+        print(f"      resources: unknown ({_qualname(before)}: {before})", flush=True)
+        return
     if before is None or not ray.is_initialized():
         return
-    component, nodes, was = before
-    try:
-        now = _node_resources()
-    except Exception as exc:  # noqa: BLE001
-        print(f"      resources: unknown ({_qualname(exc)}: {exc})", flush=True)
+    component, held, was = before
+    now = _guarded(_node_resources)
+    if isinstance(now, Exception):
+        print(f"      resources: unknown ({_qualname(now)}: {now})", flush=True)
         return
-    for node, count in sorted(nodes.items()):
+    for node, need in sorted(held.items()):
         if node not in was or node not in now:
             continue
         (free_before, total), (free_now, _) = was[node], now[node]
-        keys = [k for k in sorted(total) if k == "CPU" or k == "GPU"
-                or not (k.startswith("node:") or k.endswith("memory") or k.startswith("accelerator"))]
-        print(f"      resources: node {node[:8]} ({component}: {count} actor(s) ALIVE before): "
-              + "; ".join(f"{k} {free_before.get(k, 0.0):g} available before, "
-                          f"{free_now.get(k, 0.0):g} at return, of {total[k]:g}" for k in keys),
+        keys = sorted(k for k in need if k != "actors")
+        print(f"      resources: node {node[:8]} ({component}: {need['actors']} actor(s) ALIVE before): "
+              + ("; ".join(f"{k} {need[k]:g} held, {free_before.get(k, 0.0):g} available before, "
+                           f"{free_now.get(k, 0.0):g} at return, of {total.get(k, 0.0):g}"
+                           for k in keys) or "they held nothing"),
               flush=True)
 
 
 def _left_behind():
-    """After a constructor that raised: this job's actors still alive that no
-    component recorded (a failed constructor should leave none)."""
+    """After a call that was to fail and raised: this job's actors still
+    alive that no construction recorded (a failed call leaves none)."""
     if not ray.is_initialized():
+        print("      job actors: not read (Ray is not initialized)", flush=True)
         return
     from ray._private import state  # not ray.util.state: see _actor_pid
 
-    try:
-        job = ray.JobID.from_hex(ray.get_runtime_context().get_job_id())
-        known = {aid for ids in ACTOR_IDS.values() for aid in ids}
-        live = [f"{aid[:8]} {info.get('ActorClassName')} {info.get('State')}"
-                for aid, info in sorted(state.actors(job_id=job).items())
-                if aid not in known and info.get("State") in ("ALIVE", "PENDING_CREATION", "RESTARTING",
-                                                               "DEPENDENCIES_UNREADY")]
-    except Exception as exc:  # noqa: BLE001
-        print(f"      job actors: unknown ({_qualname(exc)}: {exc})", flush=True)
-        return
+    job = ray.JobID.from_hex(ray.get_runtime_context().get_job_id())
+    live = [f"{aid[:8]} {info.get('ActorClassName')} {info.get('State')}"
+            for aid, info in sorted(state.actors(job_id=job).items())
+            if aid not in RECORDED and info.get("State") in (
+                "ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY")]
     print(f"      job actors not of any component: {len(live)}" + (f" ({', '.join(live)})" if live else ""),
           flush=True)
 
@@ -542,9 +569,12 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
         verb = verbs.VERBS[op.verb]
         needs = variable(op.target) if (op.target and not verb.builds) else None
         deadline = verbs.deadline_of(op, adapter, spec)
+        reads = "released" if verb.releases else "left" if (
+            op.args.get("fail") or (verb.builds and op.args.get("may_fail"))) else None
         table.append(f"    ({i}, {name!r}, op_{i}, {deadline}, {needs!r}, {verb.probes_actors}, "
-                     f"{(op.target if verb.settles else None)!r}),")
-    out += ["", "", "OPS = [  # (index, operation, function, deadline in s, needs, probe, settle)"]
+                     f"{(op.target if verb.settles else None)!r}, {reads!r}),")
+    out += ["", "", "OPS = [  # (index, operation, function, deadline in s, needs, probe, settle, reads:",
+            "        # 'released': resources at its return; 'left': actors left if it raised)"]
     out += table + ["]", ""]
     carries_envs = script_envs.uses_envs(spec.env_id)
     if carries_envs:
@@ -587,13 +617,15 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
     else:
         lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]
     lines += ["    _probe()",
-              "    for i, name, fn, deadline, needs, probe, settle in OPS:",
-              "        verb = name.split(' ')[0].split('(')[0]",
-              "        before = _before_teardown(settle) if verb == 'teardown' else None",
+              "    for i, name, fn, deadline, needs, probe, settle, reads in OPS:",
+              "        before = _guarded(_before_teardown, settle) if reads == 'released' else None",
               "        outcome = _step(i, name, fn, deadline, needs)",
-              "        _released(before)",
-              "        if verb == 'construct' and (outcome or '').startswith('raised'):",
-              "            _left_behind()",
+              "        if reads == 'released' and (outcome or '').startswith('ok'):",
+              "            _released(before)",
+              "        if reads == 'left' and (outcome or '').startswith('raised'):",
+              "            left = _guarded(_left_behind)",
+              "            if isinstance(left, Exception):",
+              "                print(f'      job actors: unknown ({_qualname(left)}: {left})', flush=True)",
               "        _probe(settle, actors=probe)",
               "    print('all operations returned; the interpreter exits with the components as '",
               "          'the operations left them', flush=True)",

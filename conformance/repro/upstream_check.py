@@ -255,37 +255,46 @@ def _session_gone(m, comp, outcome, after):
 
 RESOURCES_LINE = re.compile(r"^resources: node \w+ \((?P<comp>[\w.]+): ")
 #: a resource's reading on a ``resources:`` line (``script._released``)
-RESOURCE_READING = r"{key} (?P<before>[\d.e+-]+) available before, (?P<now>[\d.e+-]+) at return, " \
-                   r"of (?P<total>[\d.e+-]+)"
+RESOURCE_READING = r"(?:\): |; ){key} (?P<held>[\d.e+-]+) held, (?P<before>[\d.e+-]+) available " \
+                   r"before, (?P<now>[\d.e+-]+) at return, of (?P<total>[\d.e+-]+)"
 #: resource amounts closer than this are equal (the oracle's RESOURCE_SLACK)
 RESOURCE_SLACK = 1e-3
 
 
-def _not_released(m, comp, outcome, after):
-    """The amount the suite saw held by ``comp``'s actors on a node is not
-    back at the return on a node its actors were on (as the oracle: at
-    least what was free before, capped by total - held, plus what they
-    held)."""
-    key, held = m.group("key"), float(m.group("held"))
+def _resource_readings(comp: str, key: str, after: list[str]) -> list[tuple]:
+    """``(line, held, before, now, total)`` of ``key`` on each node ``comp``'s
+    actors held it on, as the script read them at the teardown's return."""
+    out = []
     for line in after:
         head = RESOURCES_LINE.match(line)
-        if not head or head.group("comp") != comp:
-            continue
-        got = re.search(RESOURCE_READING.format(key=re.escape(key)), line)
-        if not got:
-            continue
-        before, now, total = (float(got.group(g)) for g in ("before", "now", "total"))
+        got = head and head.group("comp") == comp and re.search(
+            RESOURCE_READING.format(key=re.escape(key)), line)
+        if got:
+            out.append((line, *(float(got.group(g)) for g in ("held", "before", "now", "total"))))
+    return out
+
+
+def _not_released(m, comp, outcome, after):
+    """What ``comp``'s actors held on a node (as the script read it) is not
+    back at the teardown's return: the oracle's rule, at least what was free
+    before (capped by total - held) plus what they held."""
+    if not outcome.startswith("ok"):
+        return None
+    for line, held, before, now, total in _resource_readings(comp, m.group("key"), after):
         want = min(before, total - held) + held
         if now + RESOURCE_SLACK < want:
-            return f"{line} ({key} {held:g} held: {want:g} expected)"
+            return f"{line} ({want:g} expected)"
     return None
 
 
 def _left_behind(m, comp, outcome, after):
-    line = next((a for a in after if a.startswith("job actors not of any component: ")), None)
+    line = next((a for a in after if a.startswith(LEFT_LINE)), None)
     if outcome.startswith("raised") and line and not line.endswith(": 0"):
         return line
     return None
+
+
+LEFT_LINE = "job actors not of any component: "
 
 
 RAISING = {"teardown_never_raises", "calls_succeed", "use_after_close_clear_error",
@@ -309,9 +318,18 @@ CLAIMS = [
     ({"no_ray_restart"}, r"started a Ray runtime", _new_session),
     ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
 ]
-#: readers of a line only the scripts of 2026-11-26 on print (``script._released``,
-#: ``script._left_behind``): without it at the op there is nothing to read
-PRINTED_BY_SCRIPT = {_not_released: "resources: ", _left_behind: "job actors not of any component: "}
+#: readers of what only the scripts of 2026-11-26 on print (``script._released``,
+#: ``script._left_behind``): (is there a reading at the op?, why not, if none)
+READINGS = {
+    _not_released: (lambda m, comp, outcome, after: outcome.startswith("ok") and bool(
+        _resource_readings(comp, m.group("key"), after)),
+                    "no reading of {key} held by {comp}'s actors at its return (the teardown did not "
+                    "return ok, their GCS reading failed, or a script written before it printed "
+                    "them: regenerate the body)"),
+    _left_behind: (lambda m, comp, outcome, after: any(a.startswith(LEFT_LINE) for a in after),
+                   "no reading of the job's actors after it (it did not raise, Ray was down, or a "
+                   "script written before it printed them: regenerate the body)"),
+}
 #: the label a finding's text starts with: its op's verb and target
 LABEL = re.compile(r"op \d+ \((\w+)(?: ([\w.]+))?\)")
 #: a finding at a ``peer`` op about one of the second driver's ops
@@ -388,14 +406,14 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     if not runs:
         return False, f"{name}: not in the script's output"
     m, read = claim
-    printed = PRINTED_BY_SCRIPT.get(read)
-    if printed and all(o == "unfinished" for o, _ in runs):
-        return False, f"{name}: never returned; the finding: {m.group(0)}"
-    if printed and not any(line.startswith(printed) for _, after in runs for line in after):
-        return None, (f"{name}: no '{printed.strip()}' line after it (a script written before "
-                      "the scripts printed it, or nothing to read there): regenerate the body")
     label = LABEL.match(text)
     comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
+    if read in READINGS:
+        readable, why = READINGS[read]
+        if all(o == "unfinished" for o, _ in runs):
+            return False, f"{name}: never returned; the finding: {m.group(0)}"
+        if not any(readable(m, comp, outcome, after) for outcome, after in runs):
+            return None, f"{name}: " + why.format(comp=comp, **m.groupdict())
     where = f"peer: {name}" if inner else name
     for outcome, after in runs:
         line = read(m, comp, outcome, after)
@@ -497,20 +515,38 @@ def _output_path(folder: str, body: str, run: int = 1) -> str:
     return os.path.join(folder, body[:-len(".md")] + ("" if run == 1 else f".run{run}") + ".json")
 
 
-def save_output(folder: str, body: str, trace: Trace, seconds: float, run: int = 1) -> None:
-    """Keep what the script of ``body`` printed (``--save-outputs``), so that a
-    later reading (a fixed ``shows``) needs no rerun: ``--from-outputs``."""
+def script_sha256(script: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(script.encode()).hexdigest()
+
+
+def save_output(folder: str, body: str, trace: Trace, seconds: float, run: int = 1,
+                script: str | None = None) -> None:
+    """Keep what the script of ``body`` printed (``--save-outputs``), with the
+    script's hash, so that a later reading (a fixed ``shows``) needs no rerun:
+    ``--from-outputs``. Run 1 replaces every kept run of the body."""
     os.makedirs(folder, exist_ok=True)
+    if run == 1:
+        stem = body[:-len(".md")]
+        for name in os.listdir(folder):
+            if re.fullmatch(re.escape(stem) + r"\.run\d+\.json", name):
+                os.remove(os.path.join(folder, name))
     with open(_output_path(folder, body, run), "w") as f:
         json.dump({"stdout": trace.stdout, "stderr": trace.stderr,
                    "returncode": trace.returncode, "cluster": trace.cluster,
-                   "seconds": round(seconds, 1)}, f, indent=1)
+                   "seconds": round(seconds, 1),
+                   "script_sha256": script_sha256(script) if script is not None else None}, f, indent=1)
 
 
-def load_output(folder: str, body: str, run: int = 1) -> tuple[Trace, float]:
-    """What ``save_output`` kept of ``body``'s script; FileNotFoundError if none."""
+def load_output(folder: str, body: str, run: int = 1, script: str | None = None) -> tuple[Trace, float]:
+    """What ``save_output`` kept of ``body``'s script; FileNotFoundError if
+    none; NotChecked if it was printed by another script than ``script``."""
     with open(_output_path(folder, body, run)) as f:
         kept = json.load(f)
+    if script is not None and kept.get("script_sha256") not in (None, script_sha256(script)):
+        raise NotChecked(f"{body}: the output kept in {folder} was printed by another script "
+                         "(the body was written again since): run the check again")
     return (Trace(kept["stdout"], kept["stderr"], kept["returncode"], kept.get("cluster")),
             kept.get("seconds", 0.0))
 
@@ -527,8 +563,11 @@ def declared_rate(finding: dict, rates: dict) -> tuple[int, int] | None:
     verdict's ``flaky:K/N``); None: not declared, it is expected every run."""
     varying, flaky = rates.get("varying", {}), rates.get("flaky", {})
     rate = (varying.get(finding["id"]) or {}).get(finding["oracle"])
-    if rate is None and finding["id"] in flaky and flaky[finding["id"]][0] == finding["verdict"]:
-        rate = flaky[finding["id"]][1]
+    if rate is None and finding["id"] in flaky:
+        cell, k_n = flaky[finding["id"]]  # "crash", or "fail [oracle, ...]"
+        verdict, _, oracles = cell.partition(" ")
+        if verdict == finding["verdict"] and (not oracles or finding["oracle"] in re.findall(r"\w+", oracles)):
+            rate = k_n
     return tuple(rate) if rate else None
 
 
@@ -556,7 +595,7 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
         for run in range(1, runs + 1):
             if replay:
                 try:
-                    trace, seconds = load_output(replay, name, run)
+                    trace, seconds = load_output(replay, name, run, script)
                 except FileNotFoundError:
                     if run == 1:
                         return None, f"no saved output in {replay}", 0.0
@@ -564,7 +603,7 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
             else:
                 finding, trace, seconds = run_body(path, python)
                 if save:
-                    save_output(save, name, trace, seconds, run)
+                    save_output(save, name, trace, seconds, run, script)
             total, done = total + seconds, run
             shown, why = shows(finding, trace)
             why = f"{why} ({trace.cluster})" if trace.cluster else why
@@ -573,14 +612,15 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
                        f"{rate[0]}/{rate[1]} of the suite's runs]")
             if shown is not False:
                 return shown, why, total
-        if rate is not None and done > 1:
+        if rate is not None:
             miss = (1 - rate[0] / rate[1]) ** done
-            why += f"; not in any of {done} runs (at that rate, {100 * miss:.0f} % likely)"
+            kept = f" (only {done} kept of up to {runs})" if replay and done < runs else ""
+            why += f"; not in any of {done} run(s){kept} (at that rate, {100 * miss:.0f} % likely)"
         return False, why, total
     except NotChecked as exc:
         return None, str(exc), 0.0
-    except (OSError, ValueError) as exc:
-        return False, str(exc), 0.0
+    except (OSError, ValueError) as exc:  # nothing ran: a bad --python, a body without its marker
+        return None, f"not run: {exc}", 0.0
 
 
 def check_dir(out_dir: str, python: str, log=print, save: str | None = None,

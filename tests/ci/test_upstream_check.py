@@ -627,35 +627,57 @@ TORCHRL_01 = finding("resources_released_at_teardown", "teardown collector",
 
 
 def test_torchrl_01_resources_not_back_at_the_teardowns_return_are_read_per_node():
-    """The script prints, right at a teardown's return, each resource of the
-    nodes its actors were ALIVE on, before and now; the oracle's rule: at
-    least min(before, total - held) + held, held as the suite measured it."""
-    def out(now, comp="collector"):
+    """The script prints, right at a teardown's return, for each node its
+    actors were ALIVE on: what they held (the GCS's required resources), the
+    amount available before and now. The oracle's rule on the script's own
+    held amount: at least min(before, total - held) + held."""
+    def out(now, comp="collector", held="0.5", before="1.5", total="2", outcome="ok (0.004s)"):
         return f"""[1] teardown collector ...
-[1] teardown collector: ok (0.004s)
-      resources: node 9f3a77c1 ({comp}: 2 actor(s) ALIVE before): CPU 1.5 available before, {now} at return, of 2
+[1] teardown collector: {outcome}
+      resources: node 9f3a77c1 ({comp}: 2 actor(s) ALIVE before): CPU {held} held, {before} available before, {now} at return, of {total}
       actors: collector=DEAD,DEAD
 """
     assert verdict_of(TORCHRL_01, out("1.5")) == "shown"
     assert verdict_of(TORCHRL_01, out("2")) == "NOT shown"
-    assert verdict_of(TORCHRL_01, out("1.5", comp="buffer")) == "NOT shown"  # another's node
-    no_line = out("1.5").replace("      resources:", "      other:")
-    assert verdict_of(TORCHRL_01, no_line) == "not checked"  # a script from before: regenerate
+    # its actors held 0.5 of the 2 the suite saw held elsewhere: released, not shown
+    assert verdict_of(TORCHRL_01, out("3", held="0.5", before="2.5", total="4")) == "NOT shown"
+    assert verdict_of(TORCHRL_01, out("1.5", comp="buffer")) == "not checked"  # no collector reading
+    assert verdict_of(TORCHRL_01, out("1.5").replace("CPU 0.5 held", "GPU 0.5 held")) == "not checked"
+    unknown = out("1.5").replace(out("1.5").splitlines()[2], "      resources: unknown (x: y)")
+    assert verdict_of(TORCHRL_01, unknown) == "not checked"
+    raised = out("1.5", outcome="raised builtins.IndexError: pop from empty list (0.012s)")
+    assert verdict_of(TORCHRL_01, raised) == "not checked"  # the oracle judges a returned teardown
 
 
-def test_the_scripts_print_resources_at_a_teardown_and_the_actors_a_failed_constructor_left():
-    """What the check reads is printed by the generated script's main loop."""
+def test_the_scripts_print_resources_at_a_teardown_and_the_actors_a_failed_call_left():
+    """What the check reads is printed by the generated script: the table
+    marks a teardown 'released' and a call that is to fail 'left'; the probes
+    run under a watchdog and never fail the script (a stub Ray that raises)."""
+    import types
+
     from conformance import catalog
     from conformance.adapters.registry import load_adapter
     from conformance.repro.script import generate
 
     text = generate(catalog.load("construction_failure/local/user/collector-unknown_env"),
                     load_adapter("reference"))
-    assert "before = _before_teardown(settle) if verb == 'teardown' else None" in text
-    assert "_released(before)" in text and "_left_behind()" in text
+    assert "'construct collector(fail=unknown_env)', op_0, " in text and "None, 'left')," in text
     compile(text, "repro.py", "exec")
-
-
+    order = generate(catalog.load("order/local/user/collector>buffer>evaluator>ray"),
+                     load_adapter("reference"))
+    assert order.count(", 'released'),") == 3
+    start = order.index("def _node_resources():")
+    probes = order[start:order.index("def _teardown(call")]
+    printed = []
+    space = {"ray": types.SimpleNamespace(is_initialized=lambda: True), "ACTOR_IDS": {"collector": ["ab"]},
+             "RECORDED": set(), "faulthandler": types.SimpleNamespace(
+                 dump_traceback_later=lambda *a, **k: None, cancel_dump_traceback_later=lambda: None),
+             "_qualname": lambda exc: type(exc).__name__, "print": lambda *a, **k: printed.append(a[0])}
+    exec(probes, space)  # noqa: S102 - the generated probes, with a Ray whose GCS cannot be read
+    before = space["_guarded"](space["_before_teardown"], "collector")
+    assert isinstance(before, Exception)
+    space["_released"](before)
+    assert printed and printed[-1].startswith("      resources: unknown (")
 # -- races: a finding the suite saw in K of N runs gets more than one run --------------
 
 def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
@@ -674,6 +696,10 @@ def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
              "oracle": "no_crash"}
     assert declared_rate(crash, rates) == (2, 7)
     assert declared_rate(dict(crash, verdict="fail"), rates) is None
+    failing = {"flaky": {"x/local/user/y": ("fail [clean_stderr, no_leak]", (2, 7))}}
+    fail = {"id": "x/local/user/y", "verdict": "fail", "oracle": "no_leak"}
+    assert declared_rate(fail, failing) == (2, 7)
+    assert declared_rate(dict(fail, oracle="peer_ok"), failing) is None
 
     bodies, kept = tmp_path / "bodies", tmp_path / "kept"
     bodies.mkdir()
@@ -681,7 +707,7 @@ def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
     (bodies / name).write_text(f"```python\nprint()\n```\n{marker_of(found)}\n")
     alive, ended = BUFFER_TEARDOWN, BUFFER_TEARDOWN.replace("collector=ALIVE,ALIVE", "collector=DEAD,ALIVE")
     for run, out in enumerate([alive, alive, ended], 1):
-        save_output(str(kept), name, Trace(out, "", 0), 20.0, run)
+        save_output(str(kept), name, Trace(out, "", 0), 20.0, run, "print()")
     races = tmp_path / "varies.txt"
     races.write_text("killed/local/user/buffer-sigkill>teardown  varies:others_untouched@3/9  # a race\n")
     assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept),
@@ -694,9 +720,18 @@ def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
     assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept),
                      varies_from=str(races)) == 1
     row = (bodies / "CHECKED.md").read_text().splitlines()[-1]
-    assert "| NOT shown |" in row and "not in any of 2 runs (at that rate, 44 % likely)" in row
+    assert "| NOT shown |" in row
+    assert "not in any of 2 run(s) (only 2 kept of up to 8) (at that rate, 44 % likely)" in row
     # without the races file, one run: the first (alive) decides
     assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept)) == 1
+    # an output kept from another script (the body written again since) is not read
+    (bodies / name).write_text(f"```python\nprint('new')\n```\n{marker_of(found)}\n")
+    assert check_dir(str(bodies), "python", log=lambda line: None, replay=str(kept)) == 0
+    row = (bodies / "CHECKED.md").read_text().splitlines()[-1]
+    assert "| not checked |" in row and "printed by another script" in row
+    # run 1 saved again replaces the body's earlier runs
+    save_output(str(kept), name, Trace(alive, "", 0), 20.0, 1, "print('new')")
+    assert sorted(os.listdir(kept)) == ["01-fail-others-untouched.json"]
 
 
 def marker_of(found: dict) -> str:
