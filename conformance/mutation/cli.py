@@ -131,8 +131,12 @@ def take_committed_results(db: Path, profile: str) -> str:
     if then is None:
         return (f"committed results not taken: {RESULTS / 'score.json'} does not say what they were "
                 "measured on (written before provenance was recorded); every mutant is pending")
-    _, message = take_committed(db, json.loads(rows_path.read_text()), then,
-                                provenance(RESULTS / f"coverage-{profile}.json"))
+    from conformance.mutation.coverage_map import load
+    from conformance.mutation.distributor import Selection
+
+    coverage = RESULTS / f"coverage-{profile}.json"
+    _, message = take_committed(db, json.loads(rows_path.read_text()), then, provenance(coverage),
+                                Selection(load(coverage), profile))
     return message
 
 

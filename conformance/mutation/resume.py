@@ -49,10 +49,16 @@ def _sha256(paths) -> str:
 
 def provenance(coverage: Path) -> dict:
     """What this checkout's mutants and their scenarios come from (impl/ as
-    committed: ``init`` and ``run`` refuse a changed impl/)."""
+    committed: ``init`` and ``run`` refuse a changed impl/), with the
+    scenarios the coverage map lets a mutant run (those that pass on the
+    reference)."""
+    import json
+
+    baseline = json.loads(Path(coverage).read_text())["baseline"]
     return {"impl_tree": _git("rev-parse", "HEAD:impl"),
             "mutant_sources_sha256": _sha256(REPO_ROOT / p for p in MUTANT_SOURCES),
             "coverage_sha256": _sha256([coverage]),
+            "coverage_scenarios": sorted(sid for sid, b in baseline.items() if b["verdict"] == "pass"),
             "suite_commit": _git("rev-parse", "HEAD")}
 
 
@@ -91,22 +97,45 @@ OUTCOMES = {"killed": ("normal", "killed"), "survived": ("normal", "survived"),
             "exception": ("exception", None), "abnormal": ("abnormal", None)}
 
 
-def take_committed(db: Path, rows: list[dict], then: dict, now: dict) -> tuple[int, str]:
+def grown(then: dict, now: dict) -> list[str] | None:
+    """The scenarios the coverage map gained since ``then`` when that is all
+    that changed (the same impl/ and mutants, every scenario ``then`` ran
+    still in the map and passing); None otherwise."""
+    if then.get("impl_tree") != now["impl_tree"] or \
+            then.get("mutant_sources_sha256") != now["mutant_sources_sha256"] or \
+            "coverage_scenarios" not in then:
+        return None
+    before, after = set(then["coverage_scenarios"]), set(now["coverage_scenarios"])
+    return sorted(after - before) if before <= after else None
+
+
+def take_committed(db: Path, rows: list[dict], then: dict, now: dict,
+                   selection=None) -> tuple[int, str]:
     """Put the committed ``rows``' results into session ``db`` for its
     pending mutants of the same key. Returns (how many, why none or from
-    what)."""
+    what).
+
+    When the coverage map only gained scenarios (``grown``; ``selection``:
+    the new map's ``distributor.Selection``), a kill is taken if its killer
+    is still there, and a survivor becomes a first-pass (shallow) survivor
+    that passed the scenarios it ran then (the map's old ones covering it):
+    ``mutate run --deep`` runs only the new ones on it. The old scenarios
+    are taken to be unchanged (their ids are the same)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkResult
 
+    from conformance.mutation.distributor import SHALLOW
     from conformance.mutation.report import session_rows
 
     changed = changed_since(then, now)
-    if changed:
+    added = grown(then, now) if changed == ["the coverage map"] and selection is not None else None
+    if changed and added is None:
         return 0, (f"committed results not taken: {', '.join(changed)} changed since they were "
-                   f"measured (at {then.get('suite_commit', 'an unrecorded commit')[:12]}); "
-                   "every mutant is pending")
+                   f"measured (at {then.get('suite_commit', 'an unrecorded commit')[:12]})"
+                   + ("" if changed != ["the coverage map"] else
+                      " other than by added scenarios") + "; every mutant is pending")
     committed = {r["key"]: r for r in rows if r["outcome"] in OUTCOMES}
-    taken = 0
+    taken, deeper = 0, 0
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         for row in session_rows(work_db):
             old = committed.get(row["key"])
@@ -114,8 +143,41 @@ def take_committed(db: Path, rows: list[dict], then: dict, now: dict) -> tuple[i
                     field in old and old[field] != row[field] for field in ("occurrence", "end_line")):
                 continue
             worker, test = OUTCOMES[old["outcome"]]
+            output = old["output"]
+            if added is not None:
+                output = _on_the_grown_map(old, row, selection, set(then["coverage_scenarios"]))
+                if output is None:
+                    continue  # its killer is gone from the map: run it again
+                deeper += output.startswith(SHALLOW) and not old["output"].startswith(SHALLOW)
             work_db.set_result(row["job_id"], WorkResult(worker_outcome=worker, test_outcome=test,
-                                                         output=old["output"], diff=old["diff"]))
+                                                         output=output, diff=old["diff"]))
             taken += 1
+    if added is None:
+        return taken, (f"{taken} results taken from the committed ones (measured at "
+                       f"{then['suite_commit'][:12]}, same impl/, operators and coverage map)")
     return taken, (f"{taken} results taken from the committed ones (measured at "
-                   f"{then['suite_commit'][:12]}, same impl/, operators and coverage map)")
+                   f"{then['suite_commit'][:12]}, same impl/ and operators); the coverage map gained "
+                   f"{len(added)} scenario(s): {deeper} survivor(s) they cover are first-pass survivors "
+                   "now, `mutate run --deep` runs the new scenarios on them")
+
+
+def _on_the_grown_map(old: dict, row: dict, selection, before: set) -> str | None:
+    """A committed result's output on a map that gained scenarios (None: not
+    taken, its killer is no longer a scenario the map lets run)."""
+    from conformance.mutation.distributor import SHALLOW, killer_of, statement_line
+
+    if old["outcome"] == "killed":
+        return old["output"] if killer_of(old["output"]) in selection.baseline else None
+    if old["outcome"] != "survived":
+        return old["output"]
+    statement = statement_line((REPO_ROOT / row["module"]).read_text(), (row["line"], row["col"]))
+    covering = selection.covering(row["module"], row["line"], row["end_line"], statement)
+    if old["output"].startswith(SHALLOW):  # it passed what its output lists, first pass or not
+        passed = set(old["output"].splitlines()[1].split()[1:])
+    else:
+        passed = covering & before
+    if covering <= passed:
+        return old["output"]  # nothing new covers it
+    return "\n".join([f"{SHALLOW}{len(passed & covering)} of {len(covering)} covering scenario(s) "
+                      "passed (the coverage map gained scenarios since)",
+                      f"passed: {' '.join(sorted(passed))}"])

@@ -361,3 +361,64 @@ def test_a_committed_result_of_another_occurrence_is_not_taken(cosmic_ray_path, 
            "occurrence": 0, "end_line": 2}
     assert take_committed(tmp_path / "s.sqlite", [row], same, same)[0] == 0
     assert take_committed(tmp_path / "s.sqlite", [dict(row, occurrence=1)], same, same)[0] == 1
+
+
+def test_a_map_that_only_gained_scenarios_keeps_kills_and_sends_survivors_deeper(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """A scenario added to the catalog (coverage --merge) changes the map
+    but not what the old scenarios did: kills whose killer is still there
+    are taken, a survivor covered by a new scenario becomes a first-pass
+    survivor that passed the old ones (``--deep`` runs the new one), one no
+    new scenario covers stays a survivor. Anything else changed: none."""
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import distributor, report
+    from conformance.mutation.resume import take_committed
+
+    old_a, old_b, new = ("exhaustion/multinode/user/async", "early_break/local/user/async-after-0",
+                         "order/multinode/user/collector>buffer>evaluator>ray")
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": sid.split("/")[1]}
+                             for sid in (old_a, old_b, new)},
+                "lines": {"impl/m.py": {"2": [old_a, new], "5": [old_a, old_b], "7": [old_b]}}}
+    monkeypatch.setattr(distributor, "statement_line", lambda source, position: position[0])
+    db = tmp_path / "s.sqlite"
+    with use_db(str(db)) as work_db:
+        for job, line in (("a", 2), ("b", 5), ("c", 7)):
+            work_db.add_work_item(WorkItem.single(job, MutationSpec("impl/m.py", "core/AddNot", 0,
+                                                                    (line, 4), (line, 9))))
+    (tmp_path / "impl").mkdir()
+    monkeypatch.setattr("conformance.mutation.resume.REPO_ROOT", tmp_path)
+    (tmp_path / "impl" / "m.py").write_text("x\n" * 9)
+
+    def committed(line, outcome, output):
+        return {"key": f"impl/m.py:{line}:4:core/AddNot:0", "outcome": outcome, "diff": "-x\n+not x",
+                "output": output, "occurrence": 0, "end_line": line}
+    rows = [committed(2, "survived", "survived: 1 covering scenario(s) passed"),
+            committed(5, "survived", "survived: 2 covering scenario(s) passed"),
+            committed(7, "killed", f"killed by {old_b} (fail no_leak; scenario 1 of 1)")]
+    then = {"impl_tree": "t", "mutant_sources_sha256": "o", "coverage_sha256": "c1",
+            "coverage_scenarios": sorted([old_a, old_b]), "suite_commit": "0123456789abcdef"}
+    now = dict(then, coverage_sha256="c2", coverage_scenarios=sorted([old_a, old_b, new]))
+    taken, message = take_committed(db, rows, then, now, distributor.Selection(coverage, "quick"))
+    assert taken == 3 and "gained 1 scenario(s): 1 survivor(s)" in message
+    out = {r["line"]: r for r in report.load_session(db)}
+    assert out[2]["output"].startswith("survived-shallow: 1 of 2 covering scenario(s) passed")
+    assert out[2]["output"].splitlines()[1] == f"passed: {old_a}"
+    assert out[5]["output"] == "survived: 2 covering scenario(s) passed"
+    assert out[7]["outcome"] == "killed"
+
+    lost = dict(now, coverage_scenarios=[old_a, new])  # old_b left the map: not only grown
+    taken, message = take_committed(new_db(tmp_path), rows, then, lost,
+                                    distributor.Selection(coverage, "quick"))
+    assert taken == 0 and "other than by added scenarios" in message
+
+
+def new_db(tmp_path):
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    path = tmp_path / "other.sqlite"
+    with use_db(str(path)) as work_db:
+        work_db.add_work_item(WorkItem.single("a", MutationSpec("impl/m.py", "core/AddNot", 0, (2, 4), (2, 9))))
+    return path
