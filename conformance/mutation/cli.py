@@ -96,7 +96,8 @@ def cmd_init(args) -> int:
         raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
                          f"coverage --profile {args.profile}` first")
     check_pristine()
-    if args.profile == "full":
+    if args.profile == "full":  # the finished quick session's kills: of this very tree and map
+        refuse_another_tree(session_path("quick"), RESULTS / "coverage-quick.json")
         code = init_full(db)
         record(db, coverage)
         return code
@@ -235,6 +236,9 @@ def check_pristine() -> None:
     if dirty:
         raise SystemExit(f"error: impl/ differs from the commit (a mutant left by a killed run? "
                          f"`git checkout impl/` restores it):\n{dirty}")
+    links = [str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "impl").rglob("*") if p.is_symlink()]
+    if links:  # cosmic-ray's module glob follows them: mutants of another tree, or the same many times
+        raise SystemExit(f"error: symbolic links under impl/: {', '.join(links)}")
 
 
 def refuse_another_tree(db: Path, coverage: Path) -> None:
@@ -254,6 +258,43 @@ def refuse_another_tree(db: Path, coverage: Path) -> None:
                          "that commit, or start a new session (`mutate init`)")
 
 
+def kills_and_passed(db: Path, shard: str | None, deep: bool) -> tuple[list, dict]:
+    """The session's kills ``(module, line, killer)`` (their scenarios run
+    first near them), and ``{job id: scenarios it passed}`` of the shallow
+    survivors sent deeper: with ``deep``, this shard's are made pending
+    again. The passed lists are kept beside the session
+    (``session-P.shallow.json``) until a mutant's deeper result is in, so
+    a stopped ``--deep`` run, or another shard's, goes on without running
+    those scenarios again."""
+    import fcntl
+    import sqlite3
+
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    from conformance.mutation.distributor import SHALLOW, in_shard, killer_of
+
+    passed_file = db.with_suffix(".shallow.json")
+    with open(db.with_suffix(".shallow.lock"), "w") as shards_lock:  # shards start side by side
+        fcntl.flock(shards_lock, fcntl.LOCK_EX)
+        shallow = json.loads(passed_file.read_text()) if passed_file.exists() else {}
+        kills, deeper = [], {}
+        with use_db(str(db), WorkDB.Mode.open) as work_db:
+            for item, result in work_db.completed_work_items:
+                shallow.pop(item.job_id, None)  # its result is in
+                killer = killer_of(result.output)
+                if killer:
+                    m = item.mutations[0]
+                    kills.append((str(m.module_path), m.start_pos[0], killer))
+                elif deep and (result.output or "").startswith(SHALLOW) and in_shard(item.job_id, shard):
+                    deeper[item.job_id] = result.output.splitlines()[1].split()[1:]
+        shallow.update(deeper)
+        passed_file.write_text(json.dumps(shallow, indent=1, sort_keys=True) + "\n")
+        if deeper:  # pending again, with what they passed already
+            with sqlite3.connect(db) as conn:
+                conn.executemany("delete from work_results where job_id = ?", [(j,) for j in deeper])
+    return kills, shallow
+
+
 def cmd_run(args) -> int:
     """cosmic-ray exec with the rlc-scenarios distributor, for at most
     ``--minutes`` (then it stops between two mutants; rerun to resume)."""
@@ -262,11 +303,6 @@ def cmd_run(args) -> int:
     import time
 
     from cosmic_ray.cli import main as cosmic_ray
-    from cosmic_ray.work_db import WorkDB, use_db
-
-    import sqlite3
-
-    from conformance.mutation.distributor import SHALLOW, killer_of
 
     db = Path(args.session or session_path(args.profile))
     if not db.exists():
@@ -285,18 +321,7 @@ def cmd_run(args) -> int:
     except BlockingIOError:
         raise SystemExit("error: another mutation run writes mutants into this tree; run "
                          "another shard from another copy (git worktree add) with --session")
-    kills, shallow = [], {}
-    with use_db(str(db), WorkDB.Mode.open) as work_db:
-        for item, result in work_db.completed_work_items:
-            killer = killer_of(result.output)
-            if killer:
-                m = item.mutations[0]
-                kills.append((str(m.module_path), m.start_pos[0], killer))
-            elif args.deep and (result.output or "").startswith(SHALLOW):
-                shallow[item.job_id] = result.output.splitlines()[1].split()[1:]
-    if shallow:  # pending again, with what they passed already
-        with sqlite3.connect(db) as conn:
-            conn.executemany("delete from work_results where job_id = ?", [(j,) for j in shallow])
+    kills, shallow = kills_and_passed(db, args.shard, args.deep)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"kills": kills, "shallow": shallow}, f)
     os.environ.update({

@@ -52,14 +52,28 @@ def provenance(coverage: Path) -> dict:
     committed: ``init`` and ``run`` refuse a changed impl/), with the
     scenarios the coverage map lets a mutant run (those that pass on the
     reference)."""
-    import json
-
-    baseline = json.loads(Path(coverage).read_text())["baseline"]
     return {"impl_tree": _git("rev-parse", "HEAD:impl"),
             "mutant_sources_sha256": _sha256(REPO_ROOT / p for p in MUTANT_SOURCES),
             "coverage_sha256": _sha256([coverage]),
-            "coverage_scenarios": sorted(sid for sid, b in baseline.items() if b["verdict"] == "pass"),
+            "coverage_scenarios": scenario_prints(coverage),
             "suite_commit": _git("rev-parse", "HEAD")}
+
+
+def scenario_prints(coverage: Path) -> dict:
+    """``{scenario id: a hash of the lines of impl/ it runs}`` of the map's
+    scenarios that pass on the reference: one measured again differently
+    is told from one that was not."""
+    from conformance.mutation.coverage_map import load
+
+    cmap = load(coverage)
+    runs: dict = {sid: [] for sid, b in cmap["baseline"].items() if b["verdict"] == "pass"}
+    for module, per in sorted(cmap["lines"].items()):
+        for line, ids in sorted(per.items(), key=lambda kv: int(kv[0])):
+            for sid in ids:
+                if sid in runs:
+                    runs[sid].append(f"{module}:{line}")
+    return {sid: hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+            for sid, lines in sorted(runs.items())}
 
 
 def provenance_path(db: Path) -> Path:
@@ -99,14 +113,16 @@ OUTCOMES = {"killed": ("normal", "killed"), "survived": ("normal", "survived"),
 
 def grown(then: dict, now: dict) -> list[str] | None:
     """The scenarios the coverage map gained since ``then`` when that is all
-    that changed (the same impl/ and mutants, every scenario ``then`` ran
-    still in the map and passing); None otherwise."""
+    that changed (the same impl/ and mutants; every scenario ``then`` could
+    run still there, passing, running the same lines); None otherwise."""
     if then.get("impl_tree") != now["impl_tree"] or \
             then.get("mutant_sources_sha256") != now["mutant_sources_sha256"] or \
-            "coverage_scenarios" not in then:
+            not isinstance(then.get("coverage_scenarios"), dict):
         return None
-    before, after = set(then["coverage_scenarios"]), set(now["coverage_scenarios"])
-    return sorted(after - before) if before <= after else None
+    before, after = then["coverage_scenarios"], now["coverage_scenarios"]
+    if any(after.get(sid) != lines for sid, lines in before.items()):
+        return None
+    return sorted(set(after) - set(before)) or None
 
 
 def take_committed(db: Path, rows: list[dict], then: dict, now: dict,

@@ -398,8 +398,8 @@ def test_a_map_that_only_gained_scenarios_keeps_kills_and_sends_survivors_deeper
             committed(5, "survived", "survived: 2 covering scenario(s) passed"),
             committed(7, "killed", f"killed by {old_b} (fail no_leak; scenario 1 of 1)")]
     then = {"impl_tree": "t", "mutant_sources_sha256": "o", "coverage_sha256": "c1",
-            "coverage_scenarios": sorted([old_a, old_b]), "suite_commit": "0123456789abcdef"}
-    now = dict(then, coverage_sha256="c2", coverage_scenarios=sorted([old_a, old_b, new]))
+            "coverage_scenarios": {old_a: "pa", old_b: "pb"}, "suite_commit": "0123456789abcdef"}
+    now = dict(then, coverage_sha256="c2", coverage_scenarios={old_a: "pa", old_b: "pb", new: "pn"})
     taken, message = take_committed(db, rows, then, now, distributor.Selection(coverage, "quick"))
     assert taken == 3 and "gained 1 scenario(s): 1 survivor(s)" in message
     out = {r["line"]: r for r in report.load_session(db)}
@@ -408,10 +408,14 @@ def test_a_map_that_only_gained_scenarios_keeps_kills_and_sends_survivors_deeper
     assert out[5]["output"] == "survived: 2 covering scenario(s) passed"
     assert out[7]["outcome"] == "killed"
 
-    lost = dict(now, coverage_scenarios=[old_a, new])  # old_b left the map: not only grown
-    taken, message = take_committed(new_db(tmp_path), rows, then, lost,
-                                    distributor.Selection(coverage, "quick"))
-    assert taken == 0 and "other than by added scenarios" in message
+    selection = distributor.Selection(coverage, "quick")
+    for other in ({old_a: "pa", new: "pn"},                # old_b left the map
+                  {old_a: "pa", old_b: "pb2", new: "pn"},  # old_b measured again: other lines
+                  {old_a: "pa", old_b: "pb2"}):            # the same ids, old_b's lines changed
+        taken, message = take_committed(new_db(tmp_path), rows, then,
+                                        dict(now, coverage_scenarios=other), selection)
+        assert taken == 0 and "other than by added scenarios" in message, other
+        (tmp_path / "other.sqlite").unlink()
 
 
 def new_db(tmp_path):
@@ -422,3 +426,39 @@ def new_db(tmp_path):
     with use_db(str(path)) as work_db:
         work_db.add_work_item(WorkItem.single("a", MutationSpec("impl/m.py", "core/AddNot", 0, (2, 4), (2, 9))))
     return path
+
+
+def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_in(
+        cosmic_ray_path, tmp_path):
+    """``--deep`` makes this shard's shallow survivors pending again; what
+    they passed is kept beside the session, so a stopped run or another
+    shard goes on without their first scenarios; a kill is kept for the order."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
+
+    from conformance.mutation.cli import kills_and_passed
+    from conformance.mutation.distributor import in_shard
+
+    db = tmp_path / "session-quick.sqlite"
+    jobs = [f"job{k}" for k in range(8)]
+    with use_db(str(db)) as work_db:
+        for k, job in enumerate(jobs):
+            work_db.add_work_item(WorkItem.single(job, MutationSpec("impl/m.py", "core/AddNot", 0,
+                                                                    (k + 1, 0), (k + 1, 3))))
+            output = (f"killed by s{k} (fail x; scenario 1 of 3)" if k == 0 else
+                      f"survived-shallow: 2 of 9 covering scenario(s) passed\npassed: a{k} b{k}")
+            work_db.set_result(job, WorkResult(worker_outcome="normal", output=output,
+                                               test_outcome="killed" if k == 0 else "survived"))
+    mine = [j for j in jobs[1:] if in_shard(j, "1/2")]
+    assert mine and len(mine) < 7
+    kills, passed = kills_and_passed(db, "1/2", deep=True)
+    assert kills == [("impl/m.py", 1, "s0")]
+    assert set(passed) == set(mine) and passed[mine[0]] == [f"a{jobs.index(mine[0])}", f"b{jobs.index(mine[0])}"]
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        assert {i.job_id for i in work_db.pending_work_items} == set(mine)  # only this shard's
+    # stopped before any ran: the next run still knows what they passed
+    assert kills_and_passed(db, "1/2", deep=True)[1] == passed
+    with use_db(str(db), WorkDB.Mode.open) as work_db:  # one's deeper result comes in
+        work_db.set_result(mine[0], WorkResult(worker_outcome="normal", output="survived: 9 ...",
+                                               test_outcome="survived"))
+    assert set(kills_and_passed(db, "1/2", deep=True)[1]) == set(mine[1:])
