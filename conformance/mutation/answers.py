@@ -9,10 +9,11 @@ moved), each survivor's answer is found as follows:
 
 1. **the same key's answer**, when that survivor's diff is the one the
    answer was written for (``--previous``: the results it was written
-   against; without it, the key alone);
+   against; by default the mutants file as last committed);
 2. **carried by its diff**: an answer written for a survivor of
    ``--previous`` whose change (its diff without line numbers, in the same
-   module) is this one's: the same change to the same code, moved;
+   module) is this one's, and no other's on either side: the same change
+   to the same code, moved;
 3. **the run's own state**, never a judgement: a first-pass (shallow)
    survivor says which scenarios are still to run (``--deep``); a mutant of
    lines no scenario of the profile executes says which function no
@@ -82,12 +83,18 @@ def answer_all(rows: list[dict], answers: dict, previous: list[dict] | None,
                root: Path) -> tuple[dict, list[str], dict]:
     """``({key: answer} for every survivor that has one, [keys left to
     read], {how: count})``."""
+    from collections import Counter
+
     old = {r["key"]: r for r in previous or []}
+    new_changes = Counter((r["module"], body(r.get("diff") or "")) for r in rows if r["outcome"] == "survived")
+    old_changes = Counter((r["module"], body(r["diff"])) for k, r in old.items()
+                          if k in answers and r.get("diff"))
     by_change = {}
     for key, answer in answers.items():
         r = old.get(key)
-        if r is not None and r.get("diff"):
-            by_change.setdefault((r["module"], body(r["diff"])), answer)
+        change = (r["module"], body(r["diff"])) if r is not None and r.get("diff") else None
+        if change and old_changes[change] == 1 and new_changes[change] == 1:  # one mutant each side
+            by_change[change] = answer
     out, unread, how = {}, [], {"same key": 0, "carried by its diff": 0, "drafted": 0}
     for row in rows:
         if row["outcome"] != "survived":
@@ -95,9 +102,9 @@ def answer_all(rows: list[dict], answers: dict, previous: list[dict] | None,
         key, change = row["key"], (row["module"], body(row.get("diff") or ""))
         same = key in answers and (previous is None or (
             key in old and body(old[key].get("diff") or "") == change[1]))
-        if same and not _stale_state(answers[key], row):
+        if same and not _stale_state(answers[key], row, root):
             out[key], how["same key"] = answers[key], how["same key"] + 1
-        elif change in by_change and not _stale_state(by_change[change], row):
+        elif change in by_change and not _stale_state(by_change[change], row, root):
             out[key], how["carried by its diff"] = by_change[change], how["carried by its diff"] + 1
         elif drafted(row, root):
             out[key], how["drafted"] = drafted(row, root), how["drafted"] + 1
@@ -106,10 +113,11 @@ def answer_all(rows: list[dict], answers: dict, previous: list[dict] | None,
     return out, unread, how
 
 
-def _stale_state(answer: str, row: dict) -> bool:
-    """An answer that states a run's state this run no longer has (a
-    shallow survivor's, for one that ran every covering scenario now)."""
-    return "a shallow survivor" in answer and not (row.get("output") or "").startswith(SHALLOW)
+def _stale_state(answer: str, row: dict, root: Path) -> bool:
+    """An answer that states a run's state (a shallow or an uncovered
+    survivor's) other than this run's: written again from the run."""
+    stated = "a shallow survivor" in answer or answer.startswith("open [uncovered]")
+    return stated and answer != drafted(row, root)
 
 
 def write(path: Path, answers: dict) -> str:
@@ -119,10 +127,20 @@ def write(path: Path, answers: dict) -> str:
     return "\n".join(header + [f"{k}  {a}" for k, a in sorted(answers.items())]) + "\n"
 
 
+def committed(root: Path, profile: str) -> list[dict] | None:
+    """The mutants file as last committed (what answers.txt was written
+    against when the results were committed with it), or None."""
+    import subprocess
+
+    done = subprocess.run(["git", "show", f"HEAD:ci/results/mutation/mutants-{profile}.json"],
+                          cwd=root, capture_output=True, text=True)
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
 def main(args, results: Path, root: Path) -> int:
     rows = json.loads((results / f"mutants-{args.profile}.json").read_text())
     path = results / "answers.txt"
-    previous = json.loads(Path(args.previous).read_text()) if args.previous else None
+    previous = json.loads(Path(args.previous).read_text()) if args.previous else committed(root, args.profile)
     answered, unread, how = answer_all(rows, load_answers(path), previous, root)
     text = write(path, answered)
     if args.write:

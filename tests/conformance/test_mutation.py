@@ -324,6 +324,17 @@ def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(tmp_path
     assert "impl/m.py:9:1:core/AddNot:0" not in out  # killed now
     assert how == {"same key": 0, "carried by its diff": 1, "drafted": 2}
 
+    # an uncovered survivor's answer once a scenario covers it: the run's state again
+    answers = {"impl/m.py:3:8:core/NumberReplacer:1": out["impl/m.py:3:8:core/NumberReplacer:1"]}
+    covered = [dict(rows[3], output="survived-shallow: 6 of 9 covering scenario(s) passed\npassed: a")]
+    again, _, _ = answer_all(covered, answers, None, tmp_path)
+    assert "a shallow survivor (6 of 9" in again["impl/m.py:3:8:core/NumberReplacer:1"]
+    # a change two survivors share is carried to neither
+    twin = dict(rows[0], key="impl/m.py:9:12:core/NumberReplacer:0", line=9)
+    shared, unread, _ = answer_all([rows[0], twin], {"impl/m.py:3:12:core/NumberReplacer:0":
+                                                     "open [own]: x's value is never read"}, previous, tmp_path)
+    assert shared == {} and sorted(unread) == sorted([rows[0]["key"], twin["key"]])
+
 
 def test_a_run_refuses_a_session_started_on_another_tree_and_report_copies_inits_record(
         cosmic_ray_path, tmp_path, monkeypatch):
