@@ -8,9 +8,9 @@ gymnasium and the implementation's own package. Each operation prints a line
 when it starts (so an abort inside Ray still names it) and one with its
 outcome (``ok`` / ``raised Type: message``) and duration; a few probes (the
 Ray session, the component's actor states) follow the operations that may
-change them; right at a teardown's return, the resources of the nodes its
-actors were on (available before it and now), and after a constructor that
-raised, this job's live actors no component recorded. ``faulthandler.dump_traceback_later`` guards every operation
+change them; right at a teardown's return, on the nodes its actors were on,
+what they held and what was available before it and now; after a call
+that was to fail raised, this job's live actors no component recorded. ``faulthandler.dump_traceback_later`` guards every operation
 and the interpreter exit with the suite's own deadlines: a hang dumps every
 thread's stack and ends the process with exit code 1.
 
@@ -272,16 +272,23 @@ def _actor_row(aid):
             (data.node_id or data.address.node_id).hex(), dict(data.required_resources))
 
 
-def _guarded(probe, *args):
-    """``probe(*args)`` under a watchdog (a GCS that does not answer would
-    hang the script with no guard); never raises."""
-    faulthandler.dump_traceback_later(30, exit=True)
-    try:
-        return probe(*args)
-    except Exception as exc:  # noqa: BLE001 - a probe never fails the script
-        return exc
-    finally:
-        faulthandler.cancel_dump_traceback_later()
+def _guarded(probe, *args, timeout=30.0):
+    """``probe(*args)`` in a thread of its own, waited for at most ``timeout``
+    s (a GCS that does not answer must neither hang the script nor end it:
+    the operations after it still run); its result, or the exception it
+    raised, or TimeoutError. Never raises."""
+    box = []
+
+    def run():
+        try:
+            box.append(probe(*args))
+        except BaseException as exc:  # noqa: BLE001 - a probe never fails the script
+            box.append(exc)
+
+    thread = threading.Thread(target=run, name="rlc-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box[0] if box else TimeoutError(f"no answer within {timeout:g} s")
 
 
 def _before_teardown(component):
@@ -312,7 +319,7 @@ def _released(before):
     if before is None or not ray.is_initialized():
         return
     component, held, was = before
-    now = _guarded(_node_resources)
+    now = _guarded(_node_resources, timeout=10.0)
     if isinstance(now, Exception):
         print(f"      resources: unknown ({_qualname(now)}: {now})", flush=True)
         return
@@ -322,8 +329,8 @@ def _released(before):
         (free_before, total), (free_now, _) = was[node], now[node]
         keys = sorted(k for k in need if k != "actors")
         print(f"      resources: node {node[:8]} ({component}: {need['actors']} actor(s) ALIVE before): "
-              + ("; ".join(f"{k} {need[k]:g} held, {free_before.get(k, 0.0):g} available before, "
-                           f"{free_now.get(k, 0.0):g} at return, of {total.get(k, 0.0):g}"
+              + ("; ".join(f"{k} {need[k]!r} held, {float(free_before.get(k, 0.0))!r} available before, "
+                           f"{float(free_now.get(k, 0.0))!r} at return, of {float(total.get(k, 0.0))!r}"
                            for k in keys) or "they held nothing"),
               flush=True)
 

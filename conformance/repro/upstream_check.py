@@ -17,7 +17,7 @@ Ray's log, a runtime started and ended within it), or none left; the
 actors of the component the finding names still alive, or ended; another
 batch count than the one asked for; what a teardown's actors held not
 available again at its return, on their nodes; live actors of the job after
-a constructor that raised; a traceback printed. A finding about a
+a call that was to fail raised; a traceback printed. A finding about a
 second driver's op (``peer``) is read in that driver's printed trace.
 ``DIR/CHECKED.md`` lists the outcome of every body. ``--save-outputs D``
 keeps each script's output (``D/<body>.json``); ``--from-outputs D`` reads
@@ -115,6 +115,9 @@ class Trace:
     returncode: int | None
     #: the stand-in cluster the script ran against (None: its own Ray)
     cluster: str | None = None
+    #: whether the script prints the readings of 2026-11-26 on (resources at a
+    #: teardown's return, the actors a failed call left: ``script._released``)
+    probes: bool = True
 
     def outcomes(self, name: str) -> list[tuple[str, list[str]]]:
         """``[(outcome, lines printed after it until the next op)]`` of every
@@ -319,17 +322,19 @@ CLAIMS = [
     ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
 ]
 #: readers of what only the scripts of 2026-11-26 on print (``script._released``,
-#: ``script._left_behind``): (is there a reading at the op?, why not, if none)
+#: ``script._left_behind``): (is there a reading at the op?, the lines that say the
+#: reading failed, why there is none when the script ran as it should)
 READINGS = {
     _not_released: (lambda m, comp, outcome, after: outcome.startswith("ok") and bool(
-        _resource_readings(comp, m.group("key"), after)),
-                    "no reading of {key} held by {comp}'s actors at its return (the teardown did not "
-                    "return ok, their GCS reading failed, or a script written before it printed "
-                    "them: regenerate the body)"),
-    _left_behind: (lambda m, comp, outcome, after: any(a.startswith(LEFT_LINE) for a in after),
-                   "no reading of the job's actors after it (it did not raise, Ray was down, or a "
-                   "script written before it printed them: regenerate the body)"),
+        _resource_readings(comp, m.group("key"), after)), ("resources: unknown",),
+        "no reading of {key} held by {comp}'s actors at its return (it did not return ok, or "
+        "no actor of it held {key} before it)"),
+    _left_behind: (lambda m, comp, outcome, after: outcome.startswith("raised") and any(
+        a.startswith(LEFT_LINE) for a in after), ("job actors: unknown", "job actors: not read"),
+        "no reading of the job's actors after it (it did not raise)"),
 }
+
+
 #: the label a finding's text starts with: its op's verb and target
 LABEL = re.compile(r"op \d+ \((\w+)(?: ([\w.]+))?\)")
 #: a finding at a ``peer`` op about one of the second driver's ops
@@ -409,11 +414,17 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     label = LABEL.match(text)
     comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
     if read in READINGS:
-        readable, why = READINGS[read]
+        readable, failed, why = READINGS[read]
+        if not trace.probes:
+            return None, (f"{name}: the script was written before the scripts printed what this "
+                          "finding rests on: regenerate the body")
         if all(o == "unfinished" for o, _ in runs):
             return False, f"{name}: never returned; the finding: {m.group(0)}"
         if not any(readable(m, comp, outcome, after) for outcome, after in runs):
-            return None, f"{name}: " + why.format(comp=comp, **m.groupdict())
+            broken = next((a for _, after in runs for a in after if a.startswith(failed)), None)
+            if broken:
+                return None, f"{name}: the script's reading failed: {broken[:200]}"
+            return False, f"{name}: {runs[0][0][:120]}; " + why.format(comp=comp, **m.groupdict())
     where = f"peer: {name}" if inner else name
     for outcome, after in runs:
         line = read(m, comp, outcome, after)
@@ -544,9 +555,10 @@ def load_output(folder: str, body: str, run: int = 1, script: str | None = None)
     none; NotChecked if it was printed by another script than ``script``."""
     with open(_output_path(folder, body, run)) as f:
         kept = json.load(f)
-    if script is not None and kept.get("script_sha256") not in (None, script_sha256(script)):
+    if script is not None and kept.get("script_sha256") != script_sha256(script):
         raise NotChecked(f"{body}: the output kept in {folder} was printed by another script "
-                         "(the body was written again since): run the check again")
+                         "(the body was written again since, or it was kept before outputs "
+                         "carried their script's hash): run the check again")
     return (Trace(kept["stdout"], kept["stderr"], kept["returncode"], kept.get("cluster")),
             kept.get("seconds", 0.0))
 
@@ -605,7 +617,11 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
                 if save:
                     save_output(save, name, trace, seconds, run, script)
             total, done = total + seconds, run
-            shown, why = shows(finding, trace)
+            trace.probes = "def _released(" in script
+            try:
+                shown, why = shows(finding, trace)
+            except (ValueError, KeyError, IndexError) as exc:  # a reading this check cannot parse
+                return None, f"the output could not be read: {type(exc).__name__}: {exc}", total
             why = f"{why} ({trace.cluster})" if trace.cluster else why
             if rate is not None:
                 why = (f"{why} [run {run} of up to {runs}: a race, "

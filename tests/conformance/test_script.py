@@ -140,8 +140,9 @@ def test_reference_script_runs_standalone(tmp_path):
     # teardown's resources at its return, on its actors' node; the reference
     # releases them before it returns (impl/resources.py)
     released = [re.search(r"\((\w+): \d+ actor\(s\) ALIVE before\): CPU ([\d.]+) held, ([\d.]+) "
-                          r"available before, ([\d.]+) at return", line)
+                          r"available before, ([\d.]+) at return, of ([\d.]+)", line)
                 for line in lines if "resources: node " in line]
     assert sorted(m.group(1) for m in released if m) == ["buffer", "collector", "evaluator"], done.stdout
-    assert all(float(m.group(4)) >= float(m.group(3)) + float(m.group(2)) > float(m.group(3))
-               for m in released), done.stdout
+    for m in released:  # the oracle's rule (the GCS's view may lag the actors' start)
+        held, before, now, total = (float(m.group(k)) for k in (2, 3, 4, 5))
+        assert held > 0 and now + 1e-3 >= min(before, total - held) + held, m.group(0)
