@@ -316,6 +316,7 @@ CLAIMS = [
     ({"resources_released_at_teardown"}, r"(?P<key>\S+) (?P<held>[\d.]+) held by its actors on "
                                           r"node \w+ not back", _not_released),
     ({"fails_clearly"}, r"left actors behind: \[", _left_behind),
+    ({"errors_surface"}, r"returned \d+ time\(s\) in [\d.]+s without raising", _returned),
     ({"batch_counts"}, r"batches before it stopped; (?P<want>\d+) were asked for", _count),
     ({"batch_counts"}, r"batches until total_frames=\d+; (?P<want>\d+) expected", _count),
     ({"no_ray_restart"}, r"started a Ray runtime", _new_session),

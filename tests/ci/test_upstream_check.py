@@ -756,3 +756,18 @@ def marker_of(found: dict) -> str:
     from conformance.repro.upstream_check import MARK
 
     return f"{MARK}{json.dumps(found)} -->"
+
+
+def test_torchrl_11_an_env_failure_never_surfaced_is_a_check_error_that_returned():
+    """env_error/*/user/under-thread: the script's check_error loop calls
+    start() for 30 s; it returning (ok) is the finding, raising is not."""
+    found = finding("errors_surface", "check_error collector(call=start,cause=env,within=30.0)",
+                    "op 3 (check_error collector) (env failure): returned 297 time(s) in 30.037s "
+                    "without raising")
+    out = """[3] check_error collector(call=start,cause=env,within=30.0) ...
+[3] check_error collector(call=start,cause=env,within=30.0): ok -> returned without raising: the error was not surfaced (30.041s)
+"""
+    assert verdict_of(found, out) == "shown"
+    raised = out.replace("ok -> returned without raising: the error was not surfaced",
+                         "raised builtins.RuntimeError: env step failed")
+    assert verdict_of(found, raised) == "NOT shown"
