@@ -57,8 +57,11 @@ from fixtures.raystart import ClusterStartFailed, RayStartCluster
 BODY_NAME = re.compile(r"\d\d-.*\.md$")
 
 MARK = "<!-- rlc-finding "
-#: a script's line for a Ray runtime the probes did not see (Ray's own log, on stderr)
+#: a script's lines for a Ray runtime the probes did not see (Ray's own log, on
+#: stderr): a local one started, or a cluster joined (a new job: a multinode
+#: script's ray.init(address=...), Ray 2.60's worker.py)
 LOCAL_START = "Started a local Ray instance"
+CLUSTER_JOINED = "Connected to Ray cluster."
 
 
 def marker(entry: dict) -> str:
@@ -353,11 +356,11 @@ def _claim(oracle: str, text: str):
 
 
 def _unseen_start(trace: Trace, name: str) -> str | None:
-    """Ray's log says it started a local runtime more often than the probes
-    printed a session: a runtime started and shut down within one op. The
-    op ``name`` did it when it is the only op that ran with Ray down before
-    and after it."""
-    starts = trace.stderr.count(LOCAL_START)
+    """Ray's log says it started a local runtime (or joined the cluster: a
+    new job) more often than the probes printed a session: a runtime
+    started and shut down within one op. The op ``name`` did it when it is
+    the only op that ran with Ray down before and after it."""
+    starts = trace.stderr.count(LOCAL_START) + trace.stderr.count(CLUSTER_JOINED)
     seen = sum(1 for line in trace.stdout.splitlines()
                if line.strip().startswith("ray: ") and line.strip() != "ray: not initialized")
     if starts <= seen:
@@ -366,8 +369,8 @@ def _unseen_start(trace: Trace, name: str) -> str | None:
              if before == after == "not initialized"]
     if quiet != [name]:
         return None
-    return (f"stderr: {starts} x '{LOCAL_START}' for {seen} session(s) the probes printed; "
-            "the only op that ran with Ray down before and after it")
+    return (f"stderr: {starts} x '{LOCAL_START}' or '{CLUSTER_JOINED}' for {seen} session(s) "
+            "the probes printed; the only op that ran with Ray down before and after it")
 
 
 def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:

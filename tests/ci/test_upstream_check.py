@@ -281,6 +281,11 @@ def test_torchrl_10_a_runtime_started_and_ended_within_the_op_is_in_rays_log():
         ("teardown buffer", "not initialized", "not initialized")]
     assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 3) == "shown"
     assert verdict_of(TORCHRL_10, IMPL_OWNED, RAY_LOG * 2) == "NOT shown"  # every start seen
+    # torchrl 15, the multinode twin (2026-11-26, on a stand-in): each ray.init joins the
+    # cluster as a new job; the teardown's join and shutdown left no session to print
+    joined = "2026-11-26 17:51:18,535\tINFO worker.py:2038 -- Connected to Ray cluster.\n"
+    assert verdict_of(TORCHRL_10, IMPL_OWNED, joined * 3) == "shown"
+    assert verdict_of(TORCHRL_10, IMPL_OWNED, joined * 2) == "NOT shown"
 
 
 # -- a second driver's op: read in its own printed trace --------------------------------
