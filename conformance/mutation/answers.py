@@ -33,15 +33,10 @@ import re
 import sys
 from pathlib import Path
 
-from conformance.mutation.report import load_answers
+from conformance.mutation.report import change_of as body, load_answers
 from conformance.mutation.distributor import SHALLOW
 
 UNCOVERED = "survived: no scenario of the profile executes these lines"
-
-
-def body(diff: str) -> str:
-    """A diff without its line numbers (the ``@@`` headers)."""
-    return "\n".join(line for line in diff.splitlines() if not line.startswith("@@"))
 
 
 def function_at(module: str, line: int, root: Path) -> str:

@@ -379,12 +379,6 @@ def cmd_answers(args) -> int:
     return answers.main(args, RESULTS, REPO_ROOT)
 
 
-def _body(diff: str) -> str:
-    """A mutant's diff without its line numbers (the ``@@`` headers): the
-    same change at the same code, wherever the lines moved to."""
-    return "\n".join(line for line in diff.splitlines() if not line.startswith("@@"))
-
-
 #: how far from its recorded occurrence a mutant is looked for in a changed module
 RELOCATE_SPAN = 40
 
@@ -400,14 +394,15 @@ def _relocated(r: dict):
     from cosmic_ray.plugins import get_operator
 
     from conformance.mutation.distributor import _diff
+    from conformance.mutation.report import change_of
 
-    want = _body(r["diff"])
+    want = change_of(r["diff"])
     order = [r["occurrence"]] + [r["occurrence"] + d * s for d in range(1, RELOCATE_SPAN + 1)
                                  for s in (-1, 1) if r["occurrence"] + d * s >= 0]
     for occurrence in order:
         operator = get_operator(r["operator"])()
         with use_mutation(Path(r["module"]), operator, occurrence) as (original, mutated):
-            if mutated is not None and _body(_diff(original, mutated, r["module"])) == want:
+            if mutated is not None and change_of(_diff(original, mutated, r["module"])) == want:
                 yield occurrence
                 return
     yield None

@@ -25,6 +25,12 @@ from pathlib import Path
 ANSWER_KINDS = ("killed since by scenario ", "equivalent because ", "open")
 
 
+def change_of(diff: str) -> str:
+    """A mutant's diff without its line numbers (the ``@@`` headers): the
+    same change at the same code, wherever the lines moved to."""
+    return "\n".join(line for line in diff.splitlines() if not line.startswith("@@"))
+
+
 def mutant_key(module: str, row: int, col: int, operator: str, ordinal: int) -> str:
     return f"{module}:{row}:{col}:{operator}:{ordinal}"
 

@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 
 from conformance.judge import findings
-from conformance.judge.oracles import LIVE_STATES
+from conformance.judge.oracles import LIVE_STATES, RESOURCE_SLACK
 from conformance.reports.summary import findings_of
 from fixtures import procs
 from fixtures.raystart import ClusterStartFailed, RayStartCluster
@@ -263,8 +263,6 @@ RESOURCES_LINE = re.compile(r"^resources: node \w+ \((?P<comp>[\w.]+): ")
 #: a resource's reading on a ``resources:`` line (``script._released``)
 RESOURCE_READING = r"(?:\): |; ){key} (?P<held>[\d.e+-]+) held, (?P<before>[\d.e+-]+) available " \
                    r"before, (?P<now>[\d.e+-]+) at return, of (?P<total>[\d.e+-]+)"
-#: resource amounts closer than this are equal (the oracle's RESOURCE_SLACK)
-RESOURCE_SLACK = 1e-3
 
 
 def _resource_readings(comp: str, key: str, after: list[str]) -> list[tuple]:
