@@ -392,6 +392,16 @@ def _background_unguarded(base):
     return Collector
 
 
+#: seconds the sequential-close variant waits for each actor's close RPC: past
+#: the reference's teardown bound (10 s), well inside the teardown op's
+#: deadline (2 x bound + 15 = 35 s), so the catch is a teardown past its bound,
+#: never a hang. Measured 2026-11-26: with torchrl's 30 s the teardown took
+#: 31.8 s alone here (`conformance repro 'killed/multinode/impl/collector-hang>
+#: teardown' --impl regression:sequential-close-rpcs`), and CI's load pushed it
+#: past the 35 s deadline (a hang, CI red on stop 36).
+SEQUENTIAL_CLOSE_TIMEOUT = 20.0
+
+
 def _sequential_close(base):
     class Collector(base):
         def _before_kill(self, actors, deadline):
@@ -399,7 +409,8 @@ def _sequential_close(base):
 
             for handle in actors:  # one close RPC at a time, each waited for in full
                 try:
-                    calls.wait([calls.call(handle, "update_policy_weights_", None)], timeout=30.0)
+                    calls.wait([calls.call(handle, "update_policy_weights_", None)],
+                               timeout=SEQUENTIAL_CLOSE_TIMEOUT)
                 except BaseException:
                     pass
 
@@ -862,8 +873,8 @@ REGRESSIONS = {r.id: r for r in (
     ),
     Regression(
         "sequential-close-rpcs",
-        "collector.shutdown() sends each actor a close RPC and waits for it (30 s command "
-        "timeout) before the next: one hung actor blocks teardown past its bound",
+        "collector.shutdown() sends each actor a close RPC and waits for it (a 20 s command "
+        "timeout; torchrl's is 30 s) before the next: one hung actor blocks teardown past its bound",
         "pytorch/rl#4017 (Ray learner ranks closed one after another)",
         (Catch("killed/*/*/collector-hang>teardown", "fail", ("teardown_within_bound",),
                may_also=("resources_released_at_teardown",)),),
