@@ -10,7 +10,11 @@ outcome (``ok`` / ``raised Type: message``) and duration; a few probes (the
 Ray session, the component's actor states) follow the operations that may
 change them; right at a teardown's return, on the nodes its actors were on,
 what they held and what was available before it and now; after a call
-that was to fail raised, this job's live actors no component recorded. ``faulthandler.dump_traceback_later`` guards every operation
+that was to fail raised, this job's live actors no component recorded; and,
+whenever it happens, each ``ray.init()`` or ``ray.shutdown()`` call that starts
+or ends a runtime, with the thread that made it (a library's thread that starts
+Ray again after the user's ``ray.shutdown()`` shows, however late it runs).
+``faulthandler.dump_traceback_later`` guards every operation
 and the interpreter exit with the suite's own deadlines: a hang dumps every
 thread's stack and ends the process with exit code 1.
 
@@ -226,6 +230,29 @@ def _actor_states(settle=None):
         if not live or time.monotonic() - t0 > 5.0:
             return out
         time.sleep(0.1)
+
+
+def _watch_runtime_calls():
+    """From now on, print each ray.init() and ray.shutdown() call that starts or
+    ends a Ray runtime (this script's, the implementation's, Ray's own
+    auto-init on a stale handle: it calls ray.init()), with the thread that
+    made it, when it returns: a thread of the implementation that starts Ray
+    again after the user's ray.shutdown() shows here, however late it runs."""
+    for name in ("init", "shutdown"):
+        real = getattr(ray, name)
+
+        def watched(*args, _real=real, _name=name, **kwargs):
+            before = _ray_session()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                after = _ray_session()
+                if after != before:
+                    print(f"      runtime: ray.{_name}() from thread "
+                          f"{threading.current_thread().name}: {before} -> {after}", flush=True)
+
+        watched.__doc__ = real.__doc__
+        setattr(ray, name, watched)
 
 
 def _probe(settle=None, actors=True):
@@ -606,6 +633,7 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
              "    ACTOR_NAME = args.actor_name",
              *([f"    {script_envs.CALL}"] if carries_envs else []),
              "    faulthandler.enable()",
+             "    _watch_runtime_calls()",
              "    # Where a plain ray.init() (the implementation's, or Ray's own auto-init on a",
              "    # stale handle) goes, as in the suite: never to a stray cluster on this machine.",
              "    os.environ['RAY_ADDRESS'] = args.address"]

@@ -135,3 +135,54 @@ def test_a_timing_only_failure_under_cpu_pressure_never_rerun_alone_is_not_filed
     assert "- `construction_failure/local/impl/collector-one_unknown_env`: only timing:" in readme
     assert "python -m conformance repro 'construction_failure/local/impl/collector-one_unknown_env'" \
         in readme
+
+
+def test_a_withheld_finding_gets_no_body_and_the_readme_says_why(tmp_path):
+    """torchrl 0.14.1's exit SIGSEGV race: its script alone showed it in 0 of 9
+    runs (CHECKED.md, 2026-11-26). withheld.txt (by hand) names it: no body,
+    the README lists it with the why and its rerun command; a line without a
+    why is refused, naming the file and line."""
+    adapter = regressions.make("stale-handle-restarts-ray")
+    doc = {"generated": "now", "versions": {"ray": "2.60.0"}, "scenarios": [RESTART_B, HANG]}
+    (tmp_path / "withheld.txt").write_text(
+        "# by hand\n\n" + f"{HANG['id']}: a race; its script alone: 0 of 9 runs\n"
+        "order/local/user/gone: not in this report\n")
+    logged = []
+    written = upstream.write_all(doc, adapter.name, adapter, str(tmp_path), shrink=False,
+                                 log=logged.append)
+    assert written == ["01-fail-no-ray-restart-teardown-buffer-started-a-ray-runtime-ad.md"]
+    readme = (tmp_path / "README.md").read_text()
+    assert (f"- `{HANG['id']}` (hang: [no_hang] op 4 (teardown evaluator) did not return within "
+            f"25.0s): a race; its script alone: 0 of 9 runs; `{HANG['repro']}`") in readme
+    assert logged == ["upstream: withheld.txt names no finding of the report: order/local/user/gone"]
+    (tmp_path / "withheld.txt").write_text(f"{HANG['id']}\n")
+    import pytest
+
+    with pytest.raises(ValueError, match=r"withheld.txt:1: not 'SCENARIO_ID: why'"):
+        upstream.write_all(doc, adapter.name, adapter, str(tmp_path), shrink=False,
+                           log=lambda line: None)
+
+
+def test_a_body_is_about_its_earliest_violation_that_is_no_duration_over_a_bound():
+    """torchrl 0.14.1's construction_failure/local/impl/collector-one_unknown_env
+    (quick report): a slow failure (20.37 s, bound 10.25 s) first, then the
+    actors it left. Alone its script failed within the bound; the actors it
+    left showed. The title, the cause and the marker name the actors; a body
+    with only timing violations names the earliest."""
+    entry = _entry("construction_failure/local/impl/collector-one_unknown_env", "hang",
+                   "fails_clearly", "op 2 (construct collector) took 20.37s to fail (bound 10.25s)",
+                   ops="construct buffer ; construct evaluator ; construct collector(fail=one_unknown_env)")
+    entry["evidence"]["violations"]["fails_clearly"].append(
+        "op 2 (construct collector) left actors behind: ['b60deeaa']")
+    assert upstream.named_violation(entry) == \
+        "[fails_clearly] op 2 (construct collector) left actors behind: ['b60deeaa']"
+    assert upstream.cause_of(entry) == \
+        "hang: [fails_clearly] (construct collector) left actors behind: ['<id>']"
+    assert "left actors behind" in marker(entry) and "took" not in marker(entry)
+    cause = upstream.causes([entry])[0]
+    assert upstream.title(cause, "torchrl", {"torchrl": "0.14.1"}) == \
+        "torchrl 0.14.1: construct collector left actors behind: ['b60deeaa']"
+    slow_only = _entry("killed/local/user/x", "fail", "teardown_within_bound",
+                       "op 3 (teardown collector) took 31.83s (bound 10.0s)")
+    assert upstream.named_violation(slow_only) == \
+        "[teardown_within_bound] op 3 (teardown collector) took 31.83s (bound 10.0s)"

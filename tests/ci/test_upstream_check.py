@@ -776,3 +776,76 @@ def test_torchrl_11_an_env_failure_never_surfaced_is_a_check_error_that_returned
     raised = out.replace("ok -> returned without raising: the error was not surfaced",
                          "raised builtins.RuntimeError: env step failed")
     assert verdict_of(found, raised) == "NOT shown"
+
+
+# -- a runtime a library's thread starts after the op returned ---------------------------
+
+TORCHRL_14_RESTART = finding(
+    "no_ray_restart", "ray_shutdown",
+    "op 7 (ray_shutdown): after it returned, ray.init() from thread Thread-1 "
+    f"(_run_collection_loop) started a Ray runtime ({NEW_SESSION})")
+# the check of 2026-11-26 (17:50 UTC), cut: the probe after ray_shutdown ran before
+# the collector's thread did; its ray.init() returned during the next op
+SHUTDOWN_UNDER_THREAD = f"""      ray: {SESSION}
+[7] ray_shutdown ...
+      runtime: ray.shutdown() from thread MainThread: {SESSION} -> not initialized
+[7] ray_shutdown: ok (0.171s)
+      ray: not initialized
+[8] teardown collector ...
+{{thread_line}}[8] teardown collector: raised ray.exceptions.ActorHandleNotFoundError: ActorHandle objects are not valid across Ray sessions. (0.848s)
+      ray: {NEW_SESSION}
+"""
+
+
+def test_torchrl_14_a_thread_starting_ray_after_the_op_returned_is_read_from_its_runtime_line():
+    """The scripts print each ray.init() that starts a runtime with its thread
+    (``script._watch_runtime_calls``), whenever it returns: the finding's
+    thread (its number left out: each process numbers its threads) starting
+    one after the op, in a later op, shows it; the main thread's start (the
+    teardown's own auto-init) is another finding, and no line is none."""
+    line = f"      runtime: ray.init() from thread Thread-3 (_run_collection_loop): " \
+           f"not initialized -> {NEW_SESSION}\n"
+    assert verdict_of(TORCHRL_14_RESTART, SHUTDOWN_UNDER_THREAD.format(thread_line=line)) \
+        == "shown"
+    main = line.replace("Thread-3 (_run_collection_loop)", "MainThread")
+    assert verdict_of(TORCHRL_14_RESTART, SHUTDOWN_UNDER_THREAD.format(thread_line=main)) \
+        == "NOT shown"
+    assert verdict_of(TORCHRL_14_RESTART, SHUTDOWN_UNDER_THREAD.format(thread_line="")) \
+        == "NOT shown"
+
+
+def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
+    """The generated watcher wraps ray.init and ray.shutdown (Ray's auto-init
+    calls ``ray.init()`` through the module: ray/_private/auto_init_hook.py, Ray
+    2.60) and prints the line ``_runtime_call`` reads, only for a call that
+    changed the runtime."""
+    import threading
+    import types
+
+    from conformance import catalog
+    from conformance.adapters.registry import load_adapter
+    from conformance.repro.script import generate
+    from conformance.repro.upstream_check import RUNTIME_CALL
+
+    text = generate(catalog.load("background/local/user/ray-shutdown-under-thread"),
+                    load_adapter("reference"))
+    assert "    _watch_runtime_calls()\n" in text
+    watcher = text[text.index("def _watch_runtime_calls():"):text.index("def _probe(")]
+    session = ["not initialized"]
+    printed = []
+    fake_ray = types.SimpleNamespace(init=lambda **kw: session.__setitem__(0, NEW_SESSION),
+                                     shutdown=lambda: session.__setitem__(0, "not initialized"))
+    space = {"ray": fake_ray, "threading": threading, "_ray_session": lambda: session[0],
+             "print": lambda *a, **k: printed.append(a[0])}
+    exec(watcher + "\n_watch_runtime_calls()\n", space)  # noqa: S102 - the generated watcher
+    worker = threading.Thread(target=fake_ray.init, name="Thread-1 (_run_collection_loop)")
+    worker.start()
+    worker.join()
+    fake_ray.init()  # already up: no change, no line
+    assert len(printed) == 1
+    m = RUNTIME_CALL.match(printed[0].strip())
+    assert m and m.group("thread") == "Thread-1 (_run_collection_loop)" \
+        and m.group("after") == NEW_SESSION
+    fake_ray.shutdown()
+    assert printed[-1].strip() == f"runtime: ray.shutdown() from thread MainThread: " \
+                                  f"{NEW_SESSION} -> not initialized"
