@@ -79,14 +79,18 @@ def findings_of(entry: dict) -> list[dict]:
     return out
 
 
+def finding_line(f: dict) -> str:
+    """``[oracle] text`` of one finding (``findings_of``), on one line."""
+    return f"[{f['oracle']}{': unknown' if f.get('unknown') else ''}] {_one_line(f['text'])}"
+
+
 def first_violation(entry: dict) -> str:
     """The earliest violation of the run (``findings_of``: by time, or by op
     for a report from before findings were data), else its earliest unknown
     finding, else how the driver ended."""
     found = findings_of(entry)
     if found:
-        f = next((f for f in found if not f.get("unknown")), found[0])
-        return f"[{f['oracle']}{': unknown' if f.get('unknown') else ''}] {_one_line(f['text'])}"
+        return finding_line(next((f for f in found if not f.get("unknown")), found[0]))
     ev = entry.get("evidence") or {}
     if ev.get("signal"):
         return f"driver killed by signal {ev['signal']}"

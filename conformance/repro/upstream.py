@@ -33,7 +33,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from conformance.reports.summary import first_violation
+from conformance.reports.summary import finding_line, first_violation
 from conformance.repro.upstream_check import BODY_NAME, named_finding
 
 FIXTURE_ORDER = {"local": 0, "multinode": 1, "external": 2}
@@ -46,9 +46,7 @@ def named_violation(entry: dict) -> str:
     earliest violation that is no duration over a bound, else the earliest), else
     ``summary.first_violation``'s reading (an unknown, how the driver ended)."""
     found = named_finding(entry)
-    if found is None:
-        return first_violation(entry)
-    return f"[{found['oracle']}] {' '.join(found['text'].split())}"
+    return first_violation(entry) if found is None else finding_line(found)
 
 
 def cause_of(entry: dict) -> str:
