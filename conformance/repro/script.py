@@ -238,15 +238,21 @@ def _watch_runtime_calls():
     auto-init on a stale handle: it calls ray.init()), with the thread that
     made it, when it returns: a thread of the implementation that starts Ray
     again after the user's ray.shutdown() shows here, however late it runs."""
+    def session():  # a reading that fails must not change what the call does
+        try:
+            return _ray_session()
+        except Exception as exc:  # noqa: BLE001
+            return f"unknown ({_qualname(exc)})"
+
     for name in ("init", "shutdown"):
         real = getattr(ray, name)
 
         def watched(*args, _real=real, _name=name, **kwargs):
-            before = _ray_session()
+            before = session()
             try:
                 return _real(*args, **kwargs)
             finally:
-                after = _ray_session()
+                after = session()
                 if after != before:
                     print(f"      runtime: ray.{_name}() from thread "
                           f"{threading.current_thread().name}: {before} -> {after}", flush=True)

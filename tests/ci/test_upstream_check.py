@@ -593,7 +593,7 @@ def test_the_stand_in_is_the_fixture_s_for_a_multinode_body_only():
     fixtures = {os.path.relpath(p, REPO_ROOT): cluster_fixture(read_body(p)[1]) for p in glob.glob(
         os.path.join(REPO_ROOT, "ci/results/*/upstream/[0-9][0-9]-*.md"))}
     assert fixtures["ci/results/torchrl/upstream/"
-                    "06-crash-no-crash-driver-killed-by-signal-n-in-the-interpreter-.md"] == "multinode"
+                    "03-hang-no-hang-teardown-evaluator-did-not-return-within-n-s.md"] == "multinode"
     assert fixtures["ci/results/torchrl/upstream/"
                     "01-fail-resources-released-at-teardown-teardown-collector-cpu-n.md"] is None
     assert set(fixtures.values()) == {None, "multinode"}
@@ -836,6 +836,7 @@ def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
     fake_ray = types.SimpleNamespace(init=lambda **kw: session.__setitem__(0, NEW_SESSION),
                                      shutdown=lambda: session.__setitem__(0, "not initialized"))
     space = {"ray": fake_ray, "threading": threading, "_ray_session": lambda: session[0],
+             "_qualname": lambda exc: type(exc).__name__,
              "print": lambda *a, **k: printed.append(a[0])}
     exec(watcher + "\n_watch_runtime_calls()\n", space)  # noqa: S102 - the generated watcher
     worker = threading.Thread(target=fake_ray.init, name="Thread-1 (_run_collection_loop)")
@@ -849,3 +850,10 @@ def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
     fake_ray.shutdown()
     assert printed[-1].strip() == f"runtime: ray.shutdown() from thread MainThread: " \
                                   f"{NEW_SESSION} -> not initialized"
+
+    def unreadable():
+        raise RuntimeError("the GCS did not answer")
+
+    space["_ray_session"] = unreadable  # a reading that fails leaves the call as it was
+    fake_ray.init()
+    assert session[0] == NEW_SESSION and len(printed) == 2
