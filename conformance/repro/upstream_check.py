@@ -371,9 +371,9 @@ def _claim(oracle: str, text: str):
     return None
 
 
-#: a script's line for a ray.init()/ray.shutdown() call that changed the runtime
+#: a script's line for a ray.init() call that changed the runtime
 #: (``script._watch_runtime_calls``), and a finding's words for a start by a thread
-RUNTIME_CALL = re.compile(r"^runtime: ray\.init\(\) from thread (?P<thread>.+): "
+INIT_CALL = re.compile(r"^runtime: ray\.init\(\) from thread (?P<thread>.+): "
                           r"(?P<before>.+) -> (?P<after>.+)$")
 THREAD_START = re.compile(r"ray\.init\(\) from thread (?P<thread>.+?) started a Ray runtime")
 
@@ -382,8 +382,8 @@ def _same_thread(a: str, b: str) -> bool:
     """Two thread names of the same thread in two processes: Python numbers
     unnamed threads in the order each process made them ("Thread-3
     (_run_collection_loop)"), so the number is left out where a target follows."""
-    strip = lambda n: re.sub(r"^Thread-\d+ (?=\()", "Thread-N ", n)  # noqa: E731
-    return strip(a) == strip(b)
+    unnumbered = re.compile(r"^Thread-\d+ (?=\()")
+    return unnumbered.sub("", a) == unnumbered.sub("", b)
 
 
 def _runtime_call(trace: Trace, name: str, text: str) -> str | None:
@@ -400,7 +400,7 @@ def _runtime_call(trace: Trace, name: str, text: str) -> str | None:
     if start is None:
         return None
     for line in lines[start:]:
-        m = RUNTIME_CALL.match(line)
+        m = INIT_CALL.match(line)
         if m and _same_thread(m.group("thread"), claim.group("thread")) \
                 and m.group("after") != "not initialized":
             return line

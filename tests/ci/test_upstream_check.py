@@ -825,7 +825,7 @@ def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
     from conformance import catalog
     from conformance.adapters.registry import load_adapter
     from conformance.repro.script import generate
-    from conformance.repro.upstream_check import RUNTIME_CALL
+    from conformance.repro.upstream_check import INIT_CALL
 
     text = generate(catalog.load("background/local/user/ray-shutdown-under-thread"),
                     load_adapter("reference"))
@@ -844,7 +844,7 @@ def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
     worker.join()
     fake_ray.init()  # already up: no change, no line
     assert len(printed) == 1
-    m = RUNTIME_CALL.match(printed[0].strip())
+    m = INIT_CALL.match(printed[0].strip())
     assert m and m.group("thread") == "Thread-1 (_run_collection_loop)" \
         and m.group("after") == NEW_SESSION
     fake_ray.shutdown()

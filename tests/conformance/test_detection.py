@@ -87,6 +87,21 @@ def test_gated_fixtures_keep_local_where_the_catch_is_its_own():
     assert owners == {"user", "impl"}
 
 
+def test_the_sequential_close_variant_is_slow_not_hung():
+    """sequential-close-rpcs waits SEQUENTIAL_CLOSE_TIMEOUT for the hung
+    actor's close RPC: past the reference's teardown bound (a ``fail``) and
+    at least 10 s inside the teardown op's deadline, the room its other
+    steps and CI's load need (its teardown took 22.4 s alone with 20 s, and
+    31.8 s with 30 s, a hang under CI's load: 2026-11-26)."""
+    from conformance.ops import verbs
+    from conformance.ops.scenario import Op
+
+    adapter = load_adapter("regression:sequential-close-rpcs")
+    op = Op("teardown", "collector", {})
+    deadline = verbs.deadline_of(op, adapter, None)
+    assert adapter.teardown_bound < regressions.SEQUENTIAL_CLOSE_TIMEOUT <= deadline - 10.0
+
+
 def _case(rid, catch, sid):
     """A hang, or a teardown slower than its bound, is caught at the bound:
     its test waits the deadline out (``waits_for_deadline``: the lane of its
