@@ -13,4 +13,4 @@ trap 'rm -rf "$tmp"' EXIT
 git archive "$REV" | tar -x -C "$tmp"
 PYTHONPATH="$tmp" "$PY" ci/catalog_dump.py > "$tmp/base.json"
 PYTHONPATH=. "$PY" ci/catalog_dump.py --against "$tmp/base.json" \
-  --new-families "${NEW_FAMILIES:-instances,sweep}"
+  --new-families "${NEW_FAMILIES:-instances,sweep,weights}"

@@ -35,6 +35,13 @@ FEATURES = {
                     "(deferred while another holds it); never a runtime the user started",
     "liveness": "is_alive() on every component (optional: without it check_alive is "
                 "recorded unsupported and liveness_reports_death is not checked)",
+    "weights": "collector.update_policy_weights_(weights, worker_ids=...): sends policy "
+               "weights (an nn.Module, a TensorDict or a nested dict of tensors) to every "
+               "collector actor, or to the ones named, and returns once they hold them; a "
+               "collector built with Spec.policy='module' runs that policy "
+               "(conformance.policies.CartPolePolicy). Optional: without it the weights op is "
+               "recorded unsupported, weights_take_effect is not checked, and the collector "
+               "is built with the adapter's usual policy",
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
                      "(informational: a scenario never needs it)",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
@@ -113,6 +120,10 @@ class Spec:
     #: gets an anonymous namespace). The harness's, not the adapter's.
     ray_init: str = "namespace"
     ready_timeout: float | None = 60.0
+    #: the collector's policy: None, the adapter's usual one (random actions);
+    #: "module", a ``conformance.policies.CartPolePolicy()``, an nn.Module whose
+    #: weights the ``weights`` verb replaces (feature ``weights``)
+    policy: str | None = None
     teardown_timeout: float = 10.0
     #: build every component as a user copying its docstring would: the
     #: arguments a scenario needs (env, frames, number of actors, buffer,
@@ -220,6 +231,16 @@ class Adapter:
 
     def start(self, collector) -> None:
         collector.start()
+
+    def update_weights(self, collector, weights, workers=None) -> None:
+        """Send ``weights`` (an nn.Module, a TensorDict or a nested dict of
+        tensors: ``conformance.policies.weights_of``) to the collector's actors,
+        every one or the indices ``workers`` (an int or a list); return once
+        they hold them (feature ``weights``)."""
+        if workers is None:
+            collector.update_policy_weights_(weights)
+        else:
+            collector.update_policy_weights_(weights, worker_ids=workers)
 
     def sample(self, buffer, batch_size: int):
         return buffer.sample(batch_size)

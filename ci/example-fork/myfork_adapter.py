@@ -2,7 +2,7 @@
 
 Maps the suite's Spec onto myfork's constructors and verbs. The verbs the
 base class assumes (iter(collector), collector.start(), buffer.sample/extend,
-len(buffer), evaluator.submit/poll, is_alive()) match myfork's API, so only
+len(buffer), evaluator.submit/poll, is_alive(), collector.update_policy_weights_()) match myfork's API, so only
 construction, teardown and introspection are written here.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from conformance.adapter import Adapter, Spec
 # The eval policy maker is pickled by reference: Ray workers must import its
 # module. The suite's root is always on their PYTHONPATH; the fork's root is
 # too, if given as an absolute path.
-from conformance.adapters.reference import random_policy_maker
+from conformance.adapters.reference import policy_of, random_policy_maker
 
 import myfork
 
@@ -23,7 +23,7 @@ class MyForkAdapter(Adapter):
     features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
-                          "batch_size", "sync_division", "async_eval"})  # every feature: nothing
+                          "batch_size", "sync_division", "async_eval", "weights"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
@@ -38,7 +38,9 @@ class MyForkAdapter(Adapter):
 
     def make_collector(self, spec: Spec, buffer=None):
         return myfork.RayCollector(
-            spec.env_id, None, frames_per_batch=spec.frames_per_batch,
+            # the policy: None (random) unless the scenario sends it weights (feature
+            # weights: a CartPolePolicy module, conformance.policies)
+            spec.env_id, policy_of(spec), frames_per_batch=spec.frames_per_batch,
             total_frames=spec.total_frames, sync=spec.sync,
             num_collectors=spec.num_collectors, replay_buffer=buffer,
             remote_configs=self._opts(spec, "collector"),

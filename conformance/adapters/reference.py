@@ -15,11 +15,24 @@ def random_policy_maker(env):
     return None
 
 
+def policy_of(spec: Spec):
+    """The collector's policy: None (random actions) unless the scenario
+    builds it with one whose weights it sends (``Spec.policy``)."""
+    if spec.policy is None:
+        return None
+    if spec.policy != "module":
+        raise ValueError(f"unknown policy {spec.policy!r}: None or 'module'")
+    from conformance.policies import CartPolePolicy  # torch: only a driver that needs it
+
+    return CartPolePolicy()
+
+
 class ReferenceAdapter(Adapter):
     name = "reference"
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
+        "weights",
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
     })
@@ -56,7 +69,7 @@ class ReferenceAdapter(Adapter):
             args, kwargs = [spec.buffer_capacity], {}
             tuning = {"remote_config": self._options(spec, "buffer"), **bounds}
         elif component == "collector":
-            args = [spec.env_id, None]
+            args = [spec.env_id, policy_of(spec)]
             kwargs = {"frames_per_batch": spec.frames_per_batch,
                       "total_frames": spec.total_frames, "sync": spec.sync,
                       "num_collectors": spec.num_collectors}
@@ -132,6 +145,8 @@ class ReferenceAdapter(Adapter):
             args, kwargs = self.constructor_args(spec, target)
             if target == "collector":
                 kwargs = {**kwargs, "replay_buffer": snippets.Code("buffer" if a.get("buffer") else "None")}
+                if spec.policy is not None:  # conformance.policies's, in the script's header
+                    args = [args[0], snippets.Code("CartPolePolicy()"), *args[2:]]
             if kwargs.get("namespace") == spec.namespace:
                 kwargs["namespace"] = snippets.Code("NAMESPACE")
             cls = {"buffer": "RayReplayBuffer", "collector": "RayCollector",

@@ -683,6 +683,34 @@ def _ownership_by_flag(base):
     return Component
 
 
+def _weights_first_actor_only(base):
+    class Collector(base):
+        def update_policy_weights_(self, policy_or_weights=None, *, worker_ids=None):
+            # "the actors share one policy": weights meant for every actor go
+            # to the first one only
+            super().update_policy_weights_(policy_or_weights,
+                                           worker_ids=0 if worker_ids is None else worker_ids)
+
+    return Collector
+
+
+def _weights_not_acknowledged(base):
+    class Collector(base):
+        def update_policy_weights_(self, policy_or_weights=None, *, worker_ids=None):
+            from impl import calls
+            from impl.weights import as_weights
+
+            self._check_usable("update_policy_weights_")
+            actors = self._handles("update_policy_weights_")
+            source = self._policy if policy_or_weights is None else policy_or_weights
+            ids = range(self.num_collectors) if worker_ids is None else (
+                [worker_ids] if isinstance(worker_ids, int) else worker_ids)
+            weights = calls.put(as_weights(source))
+            for i in ids:  # sent, never waited for: a dead actor's error goes unseen
+                calls.call(actors[i], "update_policy_weights_", weights)
+
+    return Collector
+
 
 REGRESSIONS = {r.id: r for r in (
     Regression(
@@ -1114,6 +1142,22 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("sweep/*/impl/impl-then-user", "fail", ("ray_not_shut_down_by_non_owner",)),),
         {"buffer": _ownership_by_flag, "collector": _ownership_by_flag,
          "evaluator": _ownership_by_flag},
+    ),
+    Regression(
+        "weights-first-actor-only",
+        "update_policy_weights_() without worker_ids sends the weights to the first "
+        "collector actor only: the others go on collecting with the old policy",
+        "a collector written for one actor, then given several (issue #27)",
+        (Catch("weights/*/*/forms-and-workers", "fail", ("weights_take_effect",)),),
+        {"collector": _weights_first_actor_only},
+    ),
+    Regression(
+        "weights-not-acknowledged",
+        "update_policy_weights_() sends the weights and returns without waiting for the "
+        "actors' acknowledgements: weights sent to a dead actor return silently",
+        "a fire-and-forget weight broadcast (issue #27)",
+        (Catch("weights/*/*/collector-sigkill>weights", "fail", ("errors_surface",)),),
+        {"collector": _weights_not_acknowledged},
     ),
 )}
 

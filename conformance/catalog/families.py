@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
-    LONG_BATCH_ENV, SLOW_ENV, build, op, requirements, subset_variant, teardowns, warm_up
+    LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, teardowns, \
+    warm_up
 from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS
 from conformance.ops.scenario import Scenario
@@ -523,6 +524,63 @@ def signals(fixture, owner, comps=ALL):
         *named, sig("teardown", "SIGTERM"), op("teardown", "evaluator")], spec=SLOW_ENV)
 
 
+#: the construct arg of a collector whose weights a scenario sends: it runs
+#: conformance.policies.CartPolePolicy, whose weights fix its action
+POLICY = {"policy": "module"}
+#: the weight forms update_policy_weights_ accepts (conformance.policies.FORMS)
+WEIGHT_FORMS = ("module", "tensordict", "dict")
+
+
+def _acts(batches=1):
+    """Iterate, reading each batch's actions per actor (weights_take_effect)."""
+    return op("iterate", "collector", batches=batches, read_actions=True)
+
+
+def weights(fixture, owner, comps=ALL):
+    """Policy weights sent to the collector's actors (``update_policy_weights_``,
+    feature ``weights``): the collector is built sync with a policy module
+    whose weights fix its action, so each batch says which weights each actor
+    holds (``weights_take_effect``). Each accepted form, to every actor and to
+    some; while start()'s thread feeds the buffer; after teardown (a clear
+    closed error); after one of its actors was killed (a clear error naming
+    the death, promptly: no hang); a form it does not accept (a clear
+    TypeError, nothing changed, no actor harmed)."""
+    built = [op("construct", "collector", sync=True, **place_args(fixture, "collector"),
+                **POLICY)]
+    # every form in turn, to every actor and to some (an index list, one
+    # index): each batch after them shows what each actor holds
+    yield make("weights", fixture, owner, "forms-and-workers", [
+        *built, _acts(),
+        op("weights", "collector", form="module", action=1), _acts(2),
+        op("weights", "collector", form="tensordict", action=0, workers=[0]), _acts(),
+        op("weights", "collector", form="dict", action=0, workers=1), _acts(),
+        op("teardown", "collector")], quick=True)
+    for form in WEIGHT_FORMS:
+        yield make("weights", fixture, owner, form, [
+            *built, _acts(), op("weights", "collector", form=form, action=1), _acts(2),
+            op("teardown", "collector")])
+    # a sigkill, the death Ray could undo by a restart, and ray.kill
+    for how in ("sigkill", "ray_kill"):
+        yield make("weights", fixture, owner, f"collector-{how}>weights", [
+            *built, _acts(), alive_now("collector"), op("kill", "collector", how=how),
+            op("check_alive", "collector", expect=False),
+            op("weights", "collector", form="module", cause="actor"),
+            op("teardown", "collector")], quick=(how == "sigkill"))
+    yield make("weights", fixture, owner, "invalid-form", [
+        *built, _acts(), op("weights", "collector", form="list", fail="invalid:weights"),
+        alive_now("collector"), _acts(), op("teardown", "collector")])
+    yield make("weights", fixture, owner, "after-teardown", [
+        *built, _acts(), op("teardown", "collector"), op("use", "collector", call="weights")])
+    if "buffer" not in comps:
+        return
+    yield make("weights", fixture, owner, "under-thread", [
+        *build(fixture, ("buffer", "collector"), extra={"collector": POLICY}),
+        op("start", "collector"), op("wait_frames", "buffer", frames=64),
+        op("weights", "collector", form="module", action=1), op("check_writes", "collector"),
+        op("teardown", "collector"), op("check_data", "buffer"), op("teardown", "buffer")],
+        spec={"total_frames": ENDLESS_IN_PRACTICE})
+
+
 from conformance.catalog.walks import walks  # noqa: E402 - a family like the others
 
 FAMILIES = {
@@ -540,5 +598,6 @@ FAMILIES = {
     "defaults": defaults,
     "exit": interpreter_exit,
     "signals": signals,
+    "weights": weights,
     "walk": walks,
 }

@@ -876,6 +876,71 @@ def batch_counts(run: Run) -> list[Finding]:
 
 # -- Ray runtime ownership -------------------------------------------------------
 
+#: the action of the policy a collector is built with (``policy=module``):
+#: ``conformance.policies.BUILT_ACTION``, which imports torch, kept equal by
+#: tests/conformance/test_weights.py
+BUILT_ACTION = 0
+
+
+def _weights_sent(expected: dict, r: dict) -> dict | None:
+    """The actions each actor's policy takes after the weights op ``r``
+    (``expected``: before it, ``{"every": action, index: action}``); None
+    when no longer known (the op raised without being expected to: which
+    actors hold what is unknown)."""
+    args = r["op"].get("args", {})
+    if r["status"] != "ok":
+        # a refused form (fail) must change nothing; any other outcome: unknown
+        return expected if args.get("fail") and r["status"] == "raised" else None
+    action, workers = int(args.get("action", 1)), args.get("workers")
+    if workers is None:
+        return {"every": action}
+    return {**expected, **{int(i): action for i in ([workers] if isinstance(workers, int)
+                                                      else workers)}}
+
+
+def weights_take_effect(run: Run) -> list[Finding]:
+    """Once ``update_policy_weights_`` returned, every batch the collector
+    yields is collected with those weights: each actor the weights went to
+    acts as their policy does, every other one as before; weights it refused
+    (a form it does not accept) change nothing. Judged on the batches of an
+    ``iterate(read_actions=True)`` of a sync collector (one row per actor; an
+    async collector's batches requested before the weights may still come)
+    built with ``policy=module``: a ``conformance.policies.CartPolePolicy``,
+    whose weights fix its action."""
+    if run.features is not None and "weights" not in run.features:
+        return []  # its collector runs the adapter's own policy (conformance.adapter)
+    out, expected = [], {}  # collector instance -> {"every": action, index: action}
+    for r in run.history.ops:
+        o = r["op"]
+        args, target = o.get("args", {}), o.get("target")
+        if o["verb"] == "construct" and args.get("policy"):
+            if r["status"] == "ok" and args.get("sync"):
+                expected[target] = {"every": BUILT_ACTION}
+            continue
+        if target not in expected:
+            continue
+        if o["verb"] == "weights":
+            now = _weights_sent(expected[target], r)
+            if now is None:
+                del expected[target]
+            else:
+                expected[target] = now
+            continue
+        if o["verb"] != "iterate" or not args.get("read_actions") or r["status"] != "ok":
+            continue
+        for b, rows in enumerate(r["result"].get("actions", [])):
+            if rows is None:
+                out.append(unknown_at(r, f": batch {b} has no action entry: which weights "
+                                         "collected it is unknown"))
+                continue
+            for i, seen in enumerate(rows):
+                want = expected[target].get(i, expected[target]["every"])
+                if seen != [want]:
+                    out.append(at(r, f"batch {b}, actor {i}: actions {seen}, expected only "
+                                     f"{want}, the action of the weights it was sent last"))
+    return out
+
+
 def _ray_after(r: dict):
     return probe_of(r, "ray")
 
@@ -1494,7 +1559,7 @@ ORACLES = {
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
-        calls_within_timeout, fails_clearly,
+        calls_within_timeout, fails_clearly, weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )
 }

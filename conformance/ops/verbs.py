@@ -251,6 +251,8 @@ def _spec_for(ctx, op):
         changes["total_frames"] = int(a["total_frames"])
     if a.get("ready") is False:
         changes["ready_timeout"] = None
+    if a.get("policy"):  # a collector whose weights the scenario sends (``weights``)
+        changes["policy"] = a["policy"]
     fail = a.get("fail")
     if fail == "unknown_env":
         changes["env_id"] = "RlcNoSuchEnv-v0"
@@ -281,13 +283,25 @@ def _constructed(model, op) -> None:
     model.buffer_mode |= bool(op.args.get("buffer"))
 
 
+def _policy_helpers(ops) -> list:
+    """What a script defines for a collector built with a policy module and the
+    weights sent to it (``conformance.policies``): once, whichever verbs need it."""
+    if not ops:
+        return []
+    from conformance.policies import HELPERS  # imports torch: only for such a scenario
+
+    return list(HELPERS)
+
+
 @verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
             "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
-            "instance's, fill: its actors take all the CPUs of their node)", _may_fail,
+            "instance's, fill: its actors take all the CPUs of their node, policy: "
+            "\"module\", a collector running conformance.policies.CartPolePolicy)", _may_fail,
       needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True, builds=True,
+      script_header=lambda ops: _policy_helpers([o for o in ops if o.args.get("policy")]),
       walk=WalkRule(_construct_proposals, _constructed))
 def construct(ctx, op):
     spec = _spec_for(ctx, op)
@@ -325,15 +339,28 @@ def frames_of(batch) -> int | None:
     return None
 
 
-def _count(items, limit=None) -> dict:
-    n, frames = 0, 0
+def actions_of(batch) -> list[list[int]] | None:
+    """The distinct actions of a batch, per actor: one list per row of a sync
+    batch (``[num_collectors, frames]``: row i is actor i's), one list for any
+    other TensorDict; None when the batch has no ``action`` entry."""
+    if not hasattr(batch, "batch_dims") or "action" not in batch.keys():
+        return None
+    action = batch["action"]
+    rows = action.reshape(action.shape[0], -1) if batch.batch_dims == 2 else action.reshape(1, -1)
+    return [sorted({int(a) for a in row.tolist()}) for row in rows]
+
+
+def _count(items, limit=None, read_actions=False) -> dict:
+    n, frames, actions = 0, 0, []
     for batch in items:
         n += 1
         f = frames_of(batch)
         frames = None if f is None or frames is None else frames + f
+        if read_actions:
+            actions.append(actions_of(batch))
         if limit is not None and n >= limit:
             break  # an early break, as a user's loop does
-    return {"batches": n, "frames": frames}
+    return {"batches": n, "frames": frames, **({"actions": actions} if read_actions else {})}
 
 
 def _iterate_script(op, api) -> list[str]:
@@ -357,7 +384,9 @@ def _iterated(model, op) -> None:
 
 @verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
             "actor is killed meanwhile, so a clear error is allowed; cause: the env "
-            "fails midway, so it must raise, naming that cause)", _surfaces_error,
+            "fails midway, so it must raise, naming that cause; read_actions: record each "
+            "batch's distinct actions per actor, which weights_take_effect judges)",
+      _surfaces_error,
       api_script=_iterate_script,
       use=Use("iterate", lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
               lambda api: "next(iter(collector))"),
@@ -367,7 +396,8 @@ def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
         return {"batches": 0, "frames": 0}
-    return _count(ctx.adapter.iterate(ctx.objects[op.target]), batches)
+    return _count(ctx.adapter.iterate(ctx.objects[op.target]), batches,
+                  bool(op.args.get("read_actions")))
 
 
 @verb(IMPL, "iterate a collector until total_frames",
@@ -400,6 +430,55 @@ def _started(model, op) -> None:
 def start(ctx, op):
     ctx.adapter.start(ctx.objects[op.target])
     return {}
+
+
+#: seconds update_policy_weights_ may take before it counts as hung: a Linear(4, 2)
+#: to at most a few actors, or the clear error of a dead one
+WEIGHTS_DEADLINE = 60.0
+
+
+def _weights_args(op) -> tuple:
+    """(form, action, workers) of a weights op: the form the weights are
+    sent in, the action of the ``CartPolePolicy`` they are the weights of,
+    the actor indices they go to (None: every actor)."""
+    a = op.args
+    return a.get("form", "module"), int(a.get("action", 1)), a.get("workers")
+
+
+def _send_weights(ctx, collector, form: str = "module", action: int = 1, workers=None) -> None:
+    from conformance.policies import weights_of  # imports torch, as the driver has
+
+    ctx.adapter.update_weights(collector, weights_of(form, action), workers)
+
+
+def _weights_script(op, api) -> list[str]:
+    form, action, workers = _weights_args(op)
+    a = op.args
+    note = ([f"# expected to fail clearly ({a['fail']}): a TypeError, no actor harmed"]
+            if a.get("fail") else
+            [f"# an actor is dead ({a['cause']}): this must raise, naming its death, promptly"]
+            if a.get("cause") else [])
+    to = "" if workers is None else f", worker_ids={workers!r}"
+    return [*note, f"collector.update_policy_weights_(weights_of({form!r}, {action}){to})",
+            f"return 'weights of action {action} ({form}) sent to "
+            f"{'every actor' if workers is None else f'actors {workers}'}'"]
+
+
+@verb(IMPL, "send policy weights to the collector's actors, update_policy_weights_ (args: "
+            "form: module, tensordict or dict, or list, which must be refused (with fail); "
+            "action: the action of the conformance.policies.CartPolePolicy whose weights "
+            "they are, default 1; workers: an actor index or a list of them, default every "
+            "actor; fail; cause: actor, one is dead, so it must raise, naming that; "
+            "may_fail). The collector must be built with policy=module",
+      _surfaces_error, optional_feature="weights", unchecks=("weights_take_effect",),
+      deadline=lambda op, adapter, spec: WEIGHTS_DEADLINE, probes_actors=True,
+      script_header=_policy_helpers, api_script=_weights_script,
+      use=Use("weights", lambda ctx, o: _send_weights(ctx, o),
+              lambda api: "collector.update_policy_weights_(weights_of('module', 1))"))
+def weights(ctx, op):
+    form, action, workers = _weights_args(op)
+    _send_weights(ctx, ctx.objects[op.target], form, action, workers)
+    return {"form": form, "action": action, "workers": workers}
 
 
 def _wait_frames_script(op, api) -> list[str]:
@@ -1033,6 +1112,11 @@ def ray_restart(ctx, op):
     return ctx.init_ray_as_user()
 
 
+#: the calls of ``use`` an adapter has only with a feature: without it, that
+#: call is unsupported and the other calls of the scenario are still checked
+USE_FEATURES = {"start": "background", "weights": "weights"}
+
+
 def _use_script(op, api) -> list[str] | None:
     expr = use_calls()[op.args["call"]].expr(api)
     return None if expr is None else [
@@ -1042,9 +1126,8 @@ def _use_script(op, api) -> list[str] | None:
 
 @verb(IMPL, "call a method of a component after its teardown (args: call, a verb's "
             "`Verb.use` name)", lambda op: True,
-      # start() is only there with the feature: without it, that call is
-      # unsupported and the other calls of the scenario are still checked
-      optional_feature=lambda op: "background" if op.args.get("call") == "start" else None,
+      optional_feature=lambda op: USE_FEATURES.get(op.args.get("call")),
+      script_header=lambda ops: _policy_helpers([o for o in ops if o.args.get("call") == "weights"]),
       api_script=_use_script)
 def use(ctx, op):
     use_calls()[op.args["call"]].run(ctx, ctx.objects[op.target])

@@ -585,8 +585,12 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     if more:
         out += [f"{' = '.join(more)} = None  # the further instances of the components"]
     out += ["", ""] + source_of(verbs._batch)
+    defined = set()  # an item several verbs need (conformance.policies's) is written once
     for verb in verbs.VERBS.values():  # what the verbs' lines call (``Verb.script_header``)
         for item in verb.script_header([op for op in scenario.ops if op.verb == verb.name]):
+            if item in defined:
+                continue
+            defined.add(item)
             out += ["", ""] + ([item] if isinstance(item, str) else source_of(item))
     table = []
     for i, op in enumerate(scenario.ops):

@@ -240,6 +240,37 @@ def test_a_call_that_overruns_its_own_timeout_fails():
         "op 0 (poll evaluator) took 2.50s; its timeout is 0.5s"]
 
 
+def _weights_run(sent_to_actor_1, refused=False, features=None):
+    """A sync collector built with the policy module (action 0), sent the
+    weights of action 1 (to every actor), then iterated: actor 1's rows show
+    ``sent_to_actor_1``. ``refused``: a list form was refused in between."""
+    read = {"batches": 1, "read_actions": True}
+    sync = {"sync": True, "policy": "module"}
+    refusal = [end(3, "weights", "collector", status="raised",
+                   args={"form": "list", "fail": "invalid:weights"},
+                   error=err("builtins.TypeError", "weights must be an nn.Module"))] \
+        if refused else []
+    return run_of([
+        end(0, "construct", "collector", args=sync),
+        end(1, "iterate", "collector", args=read, result={"actions": [[[0], [0]]]}),
+        end(2, "weights", "collector", args={"form": "dict", "action": 1}), *refusal,
+        end(3 + len(refusal), "iterate", "collector", args=read,
+            result={"actions": [[[1], sent_to_actor_1]]}),
+    ], features=features)
+
+
+def test_weights_that_do_not_reach_every_actor_fail():
+    assert "weights_take_effect" not in judge(_weights_run([1]))
+    assert judge(_weights_run([0, 1]))["weights_take_effect"] == [
+        "op 3 (iterate collector) batch 0, actor 1: actions "
+        "[0, 1], expected only 1, the action of the weights it was sent last"]
+    # a refused form changes nothing: the weights sent before still hold
+    assert "weights_take_effect" not in judge(_weights_run([1], refused=True))
+    assert "weights_take_effect" in judge(_weights_run([0], refused=True))
+    # without the feature the collector runs the adapter's own policy: not judged
+    assert "weights_take_effect" not in judge(_weights_run([0], features=frozenset({"sync"})))
+
+
 def test_expected_failure_that_does_not_raise_fails():
     r = end(0, "construct", "collector", args={"fail": "unknown_env"})
     assert "fails_clearly" in judge(run_of([r]))
