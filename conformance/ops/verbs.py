@@ -370,6 +370,15 @@ def _iterate_script(op, api) -> list[str]:
                 "return '0 batches'"]
     note = ([f"# the env fails midway ({op.args['cause']}): this must raise, naming it"]
             if op.args.get("cause") else [])
+    if op.args.get("read_actions"):  # a sync batch: one row per actor
+        return [*note, "n, seen = 0, []",
+                "for batch in collector:",
+                "    n += 1",
+                "    rows = batch['action'].reshape(batch.batch_size[0], -1)",
+                "    seen.append([sorted(set(row.tolist())) for row in rows])",
+                f"    if n >= {k}:",
+                "        break  # an early break, as a user's loop does",
+                "return f'{n} batches; the actions of each actor, per batch: {seen}'"]
     return [*note, "n = 0",
             "for _ in collector:",
             "    n += 1",

@@ -128,6 +128,7 @@ def test_a_weights_script_defines_the_policy_once_and_sends_each_form():
     assert "    CartPolePolicy()," in text
     assert "collector.update_policy_weights_(weights_of('tensordict', 0), worker_ids=[0])" in text
     assert "collector.update_policy_weights_(weights_of('dict', 0), worker_ids=1)" in text
+    assert "    seen.append([sorted(set(row.tolist())) for row in rows])" in text
     compile(text, "weights.py", "exec")
     after = generate(catalog.find("weights/local/user/after-teardown"), ReferenceAdapter())
     assert "return repr(collector.update_policy_weights_(weights_of('module', 1)))" in after
