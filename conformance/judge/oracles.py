@@ -874,18 +874,21 @@ def batch_counts(run: Run) -> list[Finding]:
     return out
 
 
-# -- Ray runtime ownership -------------------------------------------------------
+# -- policy weights ------------------------------------------------------------
 
 #: the action of the policy a collector is built with (``policy=module``):
 #: ``conformance.policies.BUILT_ACTION``, which imports torch, kept equal by
 #: tests/conformance/test_weights.py
 BUILT_ACTION = 0
+#: why an actor acts as expected: the policy it was built with, or weights sent
+WHY_BUILT = "the policy it was built with (policy=module)"
+WHY_SENT = "the weights it was sent last"
 
 
 def _weights_sent(expected: dict, r: dict) -> dict | None:
-    """The actions each actor's policy takes after the weights op ``r``
-    (``expected``: before it, ``{"every": action, index: action}``); None
-    when no longer known (the op raised without being expected to: which
+    """The (action, why) of each actor's policy after the weights op ``r``
+    (``expected``: before it, ``{"every": (action, why), index: (action, why)}``);
+    None when no longer known (the op raised without being expected to: which
     actors hold what is unknown)."""
     args = r["op"].get("args", {})
     if r["status"] != "ok":
@@ -893,9 +896,30 @@ def _weights_sent(expected: dict, r: dict) -> dict | None:
         return expected if args.get("fail") and r["status"] == "raised" else None
     action, workers = int(args.get("action", 1)), args.get("workers")
     if workers is None:
-        return {"every": action}
-    return {**expected, **{int(i): action for i in ([workers] if isinstance(workers, int)
-                                                      else workers)}}
+        return {"every": (action, WHY_SENT)}
+    named = [workers] if isinstance(workers, int) else workers
+    return {**expected, **{int(i): (action, WHY_SENT) for i in named}}
+
+
+def _actions_judged(r: dict, b: int, rows: list, expected: dict, actors: int) -> list[Finding]:
+    """Batch ``b`` of the iterate record ``r``: its distinct actions per row
+    (``verbs.actions_of``) against what each actor was expected to act. Row
+    i is actor i's when there is one row per actor; other rows are judged
+    only while every actor is expected to act alike."""
+    wants = [expected.get(i, expected["every"]) for i in range(actors)]
+    per_actor = len(rows) == actors
+    if not per_actor and len({action for action, _ in wants}) > 1:
+        return [unknown_at(r, f": batch {b} has {len(rows)} row{'s' * (len(rows) != 1)} of actions for {actors} "
+                              "actors (a sync batch of one row per actor is read): the actors "
+                              "hold different weights, and which one acted how is unknown")]
+    out = []
+    for i, seen in enumerate(rows):
+        want, why = wants[i] if per_actor else wants[0]
+        if seen != [want]:
+            who = f"actor {i}" if per_actor else f"row {i} of {len(rows)}"
+            out.append(at(r, f"batch {b}, {who}: actions {seen}, expected only {want}, the "
+                             f"action of {why}"))
+    return out
 
 
 def weights_take_effect(run: Run) -> list[Finding]:
@@ -906,16 +930,18 @@ def weights_take_effect(run: Run) -> list[Finding]:
     ``iterate(read_actions=True)`` of a sync collector (one row per actor; an
     async collector's batches requested before the weights may still come)
     built with ``policy=module``: a ``conformance.policies.CartPolePolicy``,
-    whose weights fix its action."""
+    whose weights fix its action. A batch whose rows are not one per actor
+    is judged only while every actor holds the same weights (else unknown)."""
     if run.features is not None and "weights" not in run.features:
         return []  # its collector runs the adapter's own policy (conformance.adapter)
-    out, expected = [], {}  # collector instance -> {"every": action, index: action}
+    actors = run.spec.num_collectors
+    out, expected = [], {}  # collector instance -> {"every": (action, why), index: ...}
     for r in run.history.ops:
         o = r["op"]
         args, target = o.get("args", {}), o.get("target")
         if o["verb"] == "construct" and args.get("policy"):
             if r["status"] == "ok" and args.get("sync"):
-                expected[target] = {"every": BUILT_ACTION}
+                expected[target] = {"every": (BUILT_ACTION, WHY_BUILT)}
             continue
         if target not in expected:
             continue
@@ -928,18 +954,21 @@ def weights_take_effect(run: Run) -> list[Finding]:
             continue
         if o["verb"] != "iterate" or not args.get("read_actions") or r["status"] != "ok":
             continue
-        for b, rows in enumerate(r["result"].get("actions", [])):
+        batches = (r.get("result") or {}).get("actions")
+        if batches is None:
+            out.append(unknown_at(r, ": no actions were recorded: which weights collected its "
+                                     "batches is unknown"))
+            continue
+        for b, rows in enumerate(batches):
             if rows is None:
                 out.append(unknown_at(r, f": batch {b} has no action entry: which weights "
                                          "collected it is unknown"))
                 continue
-            for i, seen in enumerate(rows):
-                want = expected[target].get(i, expected[target]["every"])
-                if seen != [want]:
-                    out.append(at(r, f"batch {b}, actor {i}: actions {seen}, expected only "
-                                     f"{want}, the action of the weights it was sent last"))
+            out += _actions_judged(r, b, rows, expected[target], actors)
     return out
 
+
+# -- Ray runtime ownership -------------------------------------------------------
 
 def _ray_after(r: dict):
     return probe_of(r, "ray")

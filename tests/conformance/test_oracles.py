@@ -271,6 +271,44 @@ def test_weights_that_do_not_reach_every_actor_fail():
     assert "weights_take_effect" not in judge(_weights_run([0], features=frozenset({"sync"})))
 
 
+def _read_actions(i, actions):
+    return end(i, "iterate", "collector", args={"batches": 1, "read_actions": True},
+               result={"actions": actions})
+
+
+def test_a_collector_not_built_with_the_policy_module_says_so():
+    """Before any weights are sent, a random policy (an adapter whose
+    make_collector ignores Spec.policy) is named as what was expected."""
+    run = run_of([end(0, "construct", "collector", args={"sync": True, "policy": "module"}),
+                  _read_actions(1, [[[0, 1], [0]]])])
+    assert judge(run)["weights_take_effect"] == [
+        "op 1 (iterate collector) batch 0, actor 0: actions [0, 1], expected only 0, the "
+        "action of the policy it was built with (policy=module)"]
+
+
+def test_a_batch_not_of_one_row_per_actor_is_judged_only_where_every_actor_acts_alike():
+    """A sync batch concatenated over the actors (one row) is no false alarm:
+    with the same weights everywhere its row is judged; once the actors hold
+    different ones, which one acted how is unknown, not a failure."""
+    built = end(0, "construct", "collector", args={"sync": True, "policy": "module"})
+    to_one = end(2, "weights", "collector", args={"form": "dict", "action": 1, "workers": 1})
+    assert "weights_take_effect" not in judge(run_of([built, _read_actions(1, [[[0]]])]))
+    assert judge(run_of([built, _read_actions(1, [[[0, 1]]])]))["weights_take_effect"] == [
+        "op 1 (iterate collector) batch 0, row 0 of 1: actions [0, 1], expected only 0, the "
+        "action of the policy it was built with (policy=module)"]
+    run = run_of([built, _read_actions(1, [[[0]]]), to_one, _read_actions(3, [[[0, 1]]])])
+    assert "weights_take_effect" not in judge(run)
+    assert unknown(run)["weights_take_effect"] == [
+        "op 3 (iterate collector): batch 0 has 1 row of actions for 2 actors (a sync batch "
+        "of one row per actor is read): the actors hold different weights, and which one "
+        "acted how is unknown"]
+    # an iterate that recorded no actions at all is unknown, never a pass
+    run = run_of([built, end(1, "iterate", "collector", args={"read_actions": True})])
+    assert unknown(run)["weights_take_effect"] == [
+        "op 1 (iterate collector): no actions were recorded: which weights collected its "
+        "batches is unknown"]
+
+
 def test_expected_failure_that_does_not_raise_fails():
     r = end(0, "construct", "collector", args={"fail": "unknown_env"})
     assert "fails_clearly" in judge(run_of([r]))
