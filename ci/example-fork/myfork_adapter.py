@@ -2,7 +2,8 @@
 
 Maps the suite's Spec onto myfork's constructors and verbs. The verbs the
 base class assumes (iter(collector), collector.start(), buffer.sample/extend,
-len(buffer), evaluator.submit/poll, is_alive(), collector.update_policy_weights_()) match myfork's API, so only
+len(buffer), evaluator.submit/poll, is_alive(),
+collector.update_policy_weights_()) match myfork's API, so only
 construction, teardown and introspection are written here.
 """
 from __future__ import annotations
