@@ -94,6 +94,11 @@ def test_the_weights_family_sends_every_form_and_marks_two_quick_on_multinode():
                      "weights/multinode/user/collector-sigkill>weights"}
     forms = {op.args.get("form") for s in full for op in s.ops if op.verb == "weights"}
     assert forms == {"module", "tensordict", "dict", "list"}
+    # the catalog's forms are the ones conformance.policies makes (which imports torch)
+    from conformance.catalog.families import WEIGHT_FORMS
+    from conformance.policies import FORMS, INVALID_FORM
+
+    assert WEIGHT_FORMS == FORMS and forms == {*FORMS, INVALID_FORM}
     for s in full:
         assert "weights" not in s.requires  # optional: unsupported, not skipped
         built = [op for op in s.ops if op.verb == "construct" and op.target == "collector"]
