@@ -108,7 +108,9 @@ def shortfall(doc: dict, required: Claim) -> list[str]:
                    f"{', '.join(claimed.components)})")
     missing = [f for f in required.features if f not in claimed.features]
     if missing:
-        out.append(f"features not declared by the adapter: {', '.join(missing)}")
+        out.append(f"features not declared by the adapter: {', '.join(missing)} (declare them in "
+                   "the adapter's `features`, or claim fewer: `gate --features`, the workflow's "
+                   "`features` input)")
     missing = [f for f in required.fixtures if f not in claimed.fixtures]
     if missing:
         out.append(f"fixtures not run: {', '.join(missing)} (run: {', '.join(claimed.fixtures)})")
