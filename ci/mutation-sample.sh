@@ -4,9 +4,52 @@
 # by the scenario that killed it. Installs the mutation extra (cosmic-ray) into
 # $VENV/mutation-site first (its own stamp: the venv itself is not touched).
 # The whole analysis is not run here: see docs/mutation.md.
+#
+# The sample is dealt out to RLC_MUTATION_SHARDS shards (default 2) side by
+# side, each in a copy of the checkout of its own (the files git tracks or
+# would track: not the venvs, not reports/), removed at the end: the mutants
+# are never written into this impl/, which .ci/run's other steps import
+# while the sample runs, and a stopped sample leaves no mutant behind. Side
+# by side because a kill mostly waits: a mutant that makes a teardown hang
+# is held to its scenario's deadline, twice (measured 2026-11-27, seed 27,
+# alone: 379 s one after another, of which 346 s were three such mutants).
+# impl/ must be as committed: the results are of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RLC_EXTRAS="${RLC_EXTRAS:+$RLC_EXTRAS,}mutation" bash ci/setup.sh
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0
-exec "${RLC_VENV:-.venv}/bin/python" -m conformance mutate sample --count "${RLC_MUTATION_SAMPLE:-10}" \
-  --seed "${RLC_MUTATION_SEED:-27}" "$@"
+PY="$(pwd)/${RLC_VENV:-.venv}/bin/python"
+SHARDS="${RLC_MUTATION_SHARDS:-2}"
+"$PY" -c 'from conformance.mutation.cli import check_pristine; check_pristine()'
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/rlc-mutation-sample-XXXXXX")"
+pids=()
+# A stopped sample stops its shards (a Ctrl-C reaches them anyway: they are
+# in this process group) and removes the copies once they have restored
+# their impl/.
+cleanup() {
+  for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+for i in $(seq 1 "$SHARDS"); do
+  mkdir "$WORK/tree-$i"
+  git ls-files -z --cached --others --exclude-standard \
+    | tar --null --ignore-failed-read -T - -c | tar -x -C "$WORK/tree-$i"
+  # each shard's output whole, after the others': a log of its own
+  ( cd "$WORK/tree-$i" && trap - INT && exec "$PY" -m conformance mutate sample \
+      --count "${RLC_MUTATION_SAMPLE:-10}" --seed "${RLC_MUTATION_SEED:-27}" \
+      --shard "$i/$SHARDS" "$@" >"$WORK/shard-$i.log" 2>&1 ) &
+  pids+=($!)
+done
+status=0
+for i in $(seq 1 "$SHARDS"); do
+  rc=0
+  wait "${pids[$((i - 1))]}" || rc=$?
+  cat "$WORK/shard-$i.log"
+  # the worst exit wins: 1 (a survivor) over 2 (results too old) over 0
+  if [[ $rc -eq 1 || ( $rc -ne 0 && $status -ne 1 ) ]]; then status=$rc; fi
+done
+pids=()
+exit "$status"

@@ -14,7 +14,8 @@
                                 answers.txt for the committed survivors: carried
                                 by key or diff, the run's state drafted, the
                                 rest listed to be read
-  sample [--count N] [--seed S] the CI ratchet: N mutants the committed results
+  sample [--count N] [--seed S] [--shard I/N]
+                                the CI ratchet: N mutants the committed results
                                 say are killed must still be killed
 
 The mutation extra (``RLC_EXTRAS=mutation bash ci/setup.sh``) lives in
@@ -408,6 +409,21 @@ def _relocated(r: dict):
     yield None
 
 
+def sample_draw(killed: list, seed: int, count: int, shard: str | None = None) -> tuple[list, int]:
+    """The order in which the sample takes ``killed`` mutants (fixed by
+    ``seed``; a stale one makes way for the next) and how many it judges.
+    With ``shard`` I/N the draw is dealt out in turn: shard I takes every Nth
+    of it from the Ith, and its share of ``count``; the N shards together
+    judge the mutants the whole sample would."""
+    import random
+
+    order = random.Random(seed).sample(killed, len(killed))
+    if not shard:
+        return order, count
+    index, shards = (int(x) for x in shard.split("/"))
+    return order[index - 1::shards], len(range(index - 1, count, shards))
+
+
 def cmd_sample(args) -> int:
     """The CI ratchet: ``--count`` mutants the committed results say are
     killed (drawn in an order fixed by ``--seed``), each against the scenario
@@ -416,9 +432,9 @@ def cmd_sample(args) -> int:
     impl/ may have changed since the results: a committed mutant is found
     again by its diff (its line numbers aside) and run where it now is; one
     whose code changed is stale, reported, and the next one drawn instead.
-    Exit 2 when fewer than half of ``--count`` could be judged (the results
-    are too old to say anything: rerun the analysis)."""
-    import random
+    Exit 2 when fewer than half of ``--count`` (with ``--shard``, of the
+    shard's share) could be judged (the results are too old to say anything:
+    rerun the analysis)."""
     import time
 
     from conformance import catalog
@@ -427,15 +443,16 @@ def cmd_sample(args) -> int:
     check_pristine()
     rows = json.loads((RESULTS / f"mutants-{args.profile}.json").read_text())
     killed = sorted((r for r in rows if r["outcome"] == "killed" and r["killer"]), key=lambda r: r["key"])
-    order = random.Random(args.seed).sample(killed, len(killed))
+    order, count = sample_draw(killed, args.seed, args.count, args.shard)
     started = time.monotonic()
     runner = ScenarioRunner()
     judged, survived, stale = [], [], []
     os.chdir(REPO_ROOT)
     try:
         for r in order:
-            if len(judged) >= args.count:
+            if len(judged) >= count:
                 break
+            mutant_started = time.monotonic()
             with _relocated(r) as occurrence:
                 if occurrence is None:
                     stale.append(r["key"])
@@ -446,25 +463,38 @@ def cmd_sample(args) -> int:
             judged.append(r["key"])
             moved = "" if occurrence == r["occurrence"] else f" (now occurrence {occurrence})"
             verdict = "killed" if not outcome.passed else "SURVIVED"
-            print(f"{verdict:8} {r['key']}{moved} by {outcome.line()}", flush=True)
+            print(f"{verdict:8} {r['key']}{moved} by {outcome.line()} "
+                  f"({time.monotonic() - mutant_started:.0f} s)", flush=True)
             if outcome.passed:
                 survived.append(r["key"])
     finally:
         runner.close()
-    print(f"mutate sample: {len(judged)} mutants judged (seed {args.seed}) in "
+    shard = f", shard {args.shard}" if args.shard else ""
+    print(f"mutate sample: {len(judged)} mutants judged (seed {args.seed}{shard}) in "
           f"{time.monotonic() - started:.0f} s: {len(judged) - len(survived)} still killed, "
           f"{len(survived)} survived; {len(stale)} stale skipped")
     if survived:
         print("a mutant the committed results say is killed now survives its killer: the suite lost "
               "detection power (repro: python -m conformance mutate sample --seed "
-              f"{args.seed} --count {args.count})")
+              f"{args.seed} --count {args.count}{' --shard ' + args.shard if args.shard else ''})")
         return 1
-    if len(judged) * 2 < args.count:
+    if len(judged) * 2 < count:
         print(f"impl/ changed since ci/results/mutation/ was generated: only {len(judged)} of "
-              f"{args.count} sampled mutants are still there; rerun the analysis "
+              f"{count} sampled mutants are still there; rerun the analysis "
               "(docs/mutation.md) and commit the results")
         return 2
     return 0
+
+
+def shard_arg(text: str) -> str:
+    """``I/N`` with 1 <= I <= N, else argparse's usage error."""
+    try:
+        index, shards = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: want I/N, e.g. 1/2") from None
+    if not 1 <= index <= shards:
+        raise argparse.ArgumentTypeError(f"{text!r}: want 1 <= I <= N")
+    return text
 
 
 def main(argv=None) -> int:
@@ -494,7 +524,7 @@ def main(argv=None) -> int:
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--session", help="the session database (default reports/mutation/session-PROFILE.sqlite)")
     p.add_argument("--coverage", help="the coverage map (default ci/results/mutation/coverage-PROFILE.json)")
-    p.add_argument("--shard", metavar="I/N", help="only the mutants of shard I of N (run each shard "
+    p.add_argument("--shard", metavar="I/N", type=shard_arg, help="only the mutants of shard I of N (run each shard "
                    "in its own copy of the tree, all on one --session)")
     p.add_argument("--minutes", type=float, help="start no mutant after this many minutes")
     p.add_argument("--budget", type=int, help="a first pass: at most this many scenarios per mutant "
@@ -517,6 +547,9 @@ def main(argv=None) -> int:
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--seed", type=int, default=27)
+    p.add_argument("--shard", metavar="I/N", type=shard_arg, help="judge only shard I of N of the "
+                   "sample (each in its own copy of the tree: ci/mutation-sample.sh runs them side "
+                   "by side); the N shards together judge the --count mutants of the whole sample")
     p.set_defaults(func=cmd_sample)
     args = parser.parse_args(argv)
     use_mutation_extra()

@@ -113,6 +113,32 @@ def test_a_timing_failure_is_confirmed_before_it_counts_as_a_kill():
     assert not needs_confirmation("crash", ["no_crash"])
 
 
+def test_the_sample_dealt_to_shards_judges_the_mutants_of_the_whole_sample():
+    from conformance.mutation.cli import sample_draw
+
+    killed = [f"m{i}" for i in range(40)]
+    whole, count = sample_draw(killed, 27, 10)
+    assert count == 10 and sorted(whole) == sorted(killed)  # every kill, in the seed's order
+    shares = [sample_draw(killed, 27, 10, f"{i}/3") for i in (1, 2, 3)]
+    assert [n for _, n in shares] == [4, 3, 3]
+    assert sorted(m for order, n in shares for m in order[:n]) == sorted(whole[:10])
+    # a stale mutant makes way for the next of its own shard's order
+    assert shares[0][0][:5] == [whole[0], whole[3], whole[6], whole[9], whole[12]]
+    assert sample_draw(killed, 28, 10)[0] != whole  # the seed decides
+
+
+def test_a_shard_outside_its_count_is_a_usage_error(capsys, monkeypatch):
+    from conformance.mutation.cli import main
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # main() sets Ray's variables
+
+    for bad in ("3/2", "0/2", "a/2", "1"):
+        with pytest.raises(SystemExit) as stop:
+            main(["sample", "--shard", bad])
+        assert stop.value.code == 2
+        assert "want" in capsys.readouterr().err
+
+
 def test_committed_results_cover_every_module_of_impl():
     rows = json.loads((RESULTS / "mutants-quick.json").read_text())
     modules = {r["module"] for r in rows}
