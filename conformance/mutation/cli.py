@@ -259,11 +259,13 @@ def refuse_another_tree(db: Path, coverage: Path) -> None:
                          "that commit, or start a new session (`mutate init`)")
 
 
-def kills_and_passed(db: Path, shard: str | None, deep: bool) -> tuple[list, dict]:
+def kills_and_passed(db: Path, shard: str | None, deep: bool,
+                     deeper_only=None) -> tuple[list, dict]:
     """The session's kills ``(module, line, killer)`` (their scenarios run
     first near them), and ``{job id: scenarios it passed}`` of the shallow
     survivors sent deeper: with ``deep``, this shard's are made pending
-    again. The passed lists are kept beside the session
+    again (only those ``deeper_only(item, passed)`` accepts, when given).
+    The passed lists are kept beside the session
     (``session-P.shallow.json``) until a mutant's deeper result is in, so
     a stopped ``--deep`` run, or another shard's, goes on without running
     those scenarios again."""
@@ -287,13 +289,30 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool) -> tuple[list, dic
                     m = item.mutations[0]
                     kills.append((str(m.module_path), m.start_pos[0], killer))
                 elif deep and (result.output or "").startswith(SHALLOW) and in_shard(item.job_id, shard):
-                    deeper[item.job_id] = result.output.splitlines()[1].split()[1:]
+                    passed = result.output.splitlines()[1].split()[1:]
+                    if deeper_only is None or deeper_only(item, passed):
+                        deeper[item.job_id] = passed
         shallow.update(deeper)
         passed_file.write_text(json.dumps(shallow, indent=1, sort_keys=True) + "\n")
         if deeper:  # pending again, with what they passed already
             with sqlite3.connect(db) as conn:
                 conn.executemany("delete from work_results where job_id = ?", [(j,) for j in deeper])
     return kills, shallow
+
+
+def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
+    """``deeper_only`` for ``run --deep --scenario``: a shallow survivor goes
+    deeper when a covering scenario it has not run matches a pattern (e.g.
+    the scenarios of a family the catalog just gained)."""
+    from conformance.mutation import coverage_map
+    from conformance.mutation.distributor import Selection, covering_of
+
+    selection = Selection(coverage_map.load(str(coverage)), profile)
+
+    def wanted(item, passed) -> bool:
+        unrun = covering_of(item.mutations[0], selection, REPO_ROOT) - set(passed)
+        return any(fnmatch.fnmatch(sid, p) for sid in unrun for p in patterns)
+    return wanted
 
 
 def cmd_run(args) -> int:
@@ -312,6 +331,8 @@ def cmd_run(args) -> int:
     if not coverage.exists():
         raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
                          f"coverage --profile {args.profile}` first")
+    if args.scenario and not args.deep:
+        raise SystemExit("error: --scenario chooses which shallow survivors go deeper: use it with --deep")
     check_pristine()
     refuse_another_tree(db, coverage)
     # the mutants are written into this tree: one mutation run per tree
@@ -322,7 +343,9 @@ def cmd_run(args) -> int:
     except BlockingIOError:
         raise SystemExit("error: another mutation run writes mutants into this tree; run "
                          "another shard from another copy (git worktree add) with --session")
-    kills, shallow = kills_and_passed(db, args.shard, args.deep)
+    kills, shallow = kills_and_passed(db, args.shard, args.deep,
+                                      _unrun_scenario_matches(args.scenario, coverage, args.profile)
+                                      if args.scenario else None)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"kills": kills, "shallow": shallow}, f)
     os.environ.update({
@@ -529,6 +552,9 @@ def main(argv=None) -> int:
     p.add_argument("--minutes", type=float, help="start no mutant after this many minutes")
     p.add_argument("--budget", type=int, help="a first pass: at most this many scenarios per mutant "
                    "(its survivors are shallow: the score a lower bound)")
+    p.add_argument("--scenario", action="append", metavar="GLOB", help="with --deep: only the shallow "
+                   "survivors a scenario matching GLOB covers and they have not run (say the "
+                   "scenarios of a family the catalog gained); the others stay as they are")
     p.add_argument("--deep", action="store_true", help="the shallow survivors again, with the "
                    "covering scenarios they did not run")
     p.set_defaults(func=cmd_run)

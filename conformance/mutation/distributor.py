@@ -125,6 +125,14 @@ def statement_line(source: str, position: tuple) -> int | None:
     return None if node is None else node.start_pos[0]
 
 
+def covering_of(mutation, selection: Selection, root: Path = Path()) -> set:
+    """The profile's scenarios that run the lines of cosmic-ray's ``mutation``
+    (its module path is relative to the tree's ``root``)."""
+    module = str(mutation.module_path)
+    statement = statement_line((root / module).read_text(), mutation.start_pos)
+    return selection.covering(module, mutation.start_pos[0], mutation.end_pos[0], statement)
+
+
 def killer_of(output: str | None) -> str | None:
     if output and output.startswith(KILLED_BY):
         return output[len(KILLED_BY):].split(" ", 1)[0]
@@ -174,10 +182,8 @@ class ScenarioDistributor(Distributor):
 
     def one(self, item, selection: Selection, runner: ScenarioRunner, stop_at: float) -> WorkResult:
         (mutation,) = item.mutations
-        module = str(mutation.module_path)
-        first, last = mutation.start_pos[0], mutation.end_pos[0]
-        statement = statement_line(Path(module).read_text(), mutation.start_pos)
-        scenario_ids = selection.order(module, first, selection.covering(module, first, last, statement))
+        module, first = str(mutation.module_path), mutation.start_pos[0]
+        scenario_ids = selection.order(module, first, covering_of(mutation, selection))
         operator = get_operator(mutation.operator_name)(**(mutation.operator_args or {}))
         with use_mutation(Path(module), operator, mutation.occurrence) as (original, mutated):
             if mutated is None:

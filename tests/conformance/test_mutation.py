@@ -494,3 +494,44 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
         work_db.set_result(mine[0], WorkResult(worker_outcome="normal", output="survived: 9 ...",
                                                test_outcome="survived"))
     assert set(kills_and_passed(db, "1/2", deep=True)[1]) == set(mine[1:])
+
+
+def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new_scenarios_for(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """``run --deep --scenario GLOB`` (say the family the catalog just
+    gained): a shallow survivor goes deeper only when a covering scenario it
+    has not run matches; the others keep their first-pass result, not pending."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
+
+    from conformance.mutation import cli, distributor
+
+    old, new = "exhaustion/multinode/user/async", "weights/multinode/user/forms-and-workers"
+    coverage = tmp_path / "coverage-quick.json"
+    coverage.write_text(json.dumps({
+        "baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"} for sid in (old, new)},
+        "lines": {"impl/m.py": {"2": [old, new], "5": [old]}}}))
+    monkeypatch.setattr(distributor, "statement_line", lambda source, position: position[0])
+    monkeypatch.setattr(distributor.catalog, "scenarios", lambda fixtures, profile: [
+        type("S", (), {"id": sid}) for sid in (old, new)])
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "m.py").write_text("x\n" * 9)
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    db = tmp_path / "session-quick.sqlite"
+    with use_db(str(db)) as work_db:
+        for job, line in (("on-new", 2), ("old-only", 5)):
+            work_db.add_work_item(WorkItem.single(job, MutationSpec("impl/m.py", "core/AddNot", 0,
+                                                                    (line, 0), (line, 3))))
+            work_db.set_result(job, WorkResult(
+                worker_outcome="normal", test_outcome="survived",
+                output=f"survived-shallow: 1 of 2 covering scenario(s) passed\npassed: {old}"))
+    wanted = cli._unrun_scenario_matches(["weights/*"], coverage, "quick")
+    _, passed = cli.kills_and_passed(db, None, deep=True, deeper_only=wanted)
+    assert passed == {"on-new": [old]}
+    with use_db(str(db), WorkDB.Mode.open) as work_db:
+        assert [i.job_id for i in work_db.pending_work_items] == ["on-new"]
+        left = {job: r.output for job, r in work_db.results}
+    assert left["old-only"].startswith("survived-shallow: ")  # as it was
+    assert cli._unrun_scenario_matches(["order/*"], coverage, "quick")(
+        type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0, (2, 0), (2, 3))]}),
+        [old]) is False
