@@ -40,6 +40,7 @@ mutant in a first, shallow pass; 0: all).
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
 import zlib
@@ -196,12 +197,17 @@ class ScenarioDistributor(Distributor):
             passed_before = shallow_passed(item.job_id)
             todo = [sid for sid in scenario_ids if sid not in passed_before]
             budget = int(os.environ.get("RLC_MUTATION_BUDGET") or 0)
+            patterns = os.environ.get("RLC_MUTATION_SCENARIOS", "").split()
+            if patterns:  # ``run --deep --scenario``: those scenarios only; the rest stays for --deep
+                only = [sid for sid in todo if any(fnmatch.fnmatch(sid, p) for p in patterns)]
+                todo, budget = only + [sid for sid in todo if sid not in only], len(only)
             flips = []
             for k, sid in enumerate(todo, 1):
                 if time.time() >= stop_at:
                     raise TimeUp()
-                if budget and k > budget:
-                    lines = [f"{SHALLOW}{budget} of {len(scenario_ids)} covering scenario(s) passed",
+                if (budget or patterns) and k > budget:
+                    lines = [f"{SHALLOW}{len(passed_before) + budget} of {len(scenario_ids)} "
+                             "covering scenario(s) passed",
                              f"passed: {' '.join(sorted(passed_before | set(todo[:budget])))}", *flips]
                     return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.SURVIVED,
                                       worker_outcome=WorkerOutcome.NORMAL)

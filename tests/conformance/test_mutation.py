@@ -262,6 +262,18 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
     assert runner.ran == ids[:2]
     with pytest.raises(distributor.TimeUp):  # time up inside a mutant: nothing recorded
         run(item, distributor.Selection(coverage, "quick"), _FakeRunner(), 0.0)
+    # run --deep --scenario: only the matching scenarios it has not run; the rest stays for --deep
+    monkeypatch.delenv("RLC_MUTATION_BUDGET")
+    monkeypatch.setenv("RLC_MUTATION_SCENARIOS", "early_break/*")
+    monkeypatch.setitem(distributor._SHALLOW_PASSED, "job", {ids[0]})
+    runner = _FakeRunner()
+    shallow = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert runner.ran == [ids[2]] and shallow.output.splitlines() == [
+        f"{distributor.SHALLOW}2 of 3 covering scenario(s) passed", f"passed: {ids[2]} {ids[0]}"]
+    monkeypatch.setenv("RLC_MUTATION_SCENARIOS", "early_break/* order/*")  # every one left matches
+    runner = _FakeRunner()
+    done = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert sorted(runner.ran) == sorted(ids[1:]) and done.output == "survived: 3 covering scenario(s) passed"
 
 
 def test_a_new_session_takes_the_committed_results_of_the_same_mutants(cosmic_ray_path, tmp_path):
@@ -499,8 +511,9 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
 def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new_scenarios_for(
         cosmic_ray_path, tmp_path, monkeypatch):
     """``run --deep --scenario GLOB`` (say the family the catalog just
-    gained): a shallow survivor goes deeper only when a covering scenario it
-    has not run matches; the others keep their first-pass result, not pending."""
+    gained): a shallow survivor goes deeper only when every covering
+    scenario it has not run matches; the others keep their first-pass
+    result, not pending."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
 
@@ -510,7 +523,7 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
     coverage = tmp_path / "coverage-quick.json"
     coverage.write_text(json.dumps({
         "baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"} for sid in (old, new)},
-        "lines": {"impl/m.py": {"2": [old, new], "5": [old]}}}))
+        "lines": {"impl/m.py": {"2": [old, new], "5": [old], "7": [old, new]}}}))
     monkeypatch.setattr(distributor, "statement_line", lambda source, position: position[0])
     monkeypatch.setattr(distributor.catalog, "scenarios", lambda fixtures, profile: [
         type("S", (), {"id": sid}) for sid in (old, new)])
@@ -519,12 +532,12 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
     monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
     db = tmp_path / "session-quick.sqlite"
     with use_db(str(db)) as work_db:
-        for job, line in (("on-new", 2), ("old-only", 5)):
+        for job, line, passed in (("on-new", 2, old), ("old-only", 5, ""), ("both-left", 7, "")):
             work_db.add_work_item(WorkItem.single(job, MutationSpec("impl/m.py", "core/AddNot", 0,
                                                                     (line, 0), (line, 3))))
             work_db.set_result(job, WorkResult(
                 worker_outcome="normal", test_outcome="survived",
-                output=f"survived-shallow: 1 of 2 covering scenario(s) passed\npassed: {old}"))
+                output=f"survived-shallow: 1 of 2 covering scenario(s) passed\npassed: {passed}"))
     wanted = cli._unrun_scenario_matches(["weights/*"], coverage, "quick")
     _, passed = cli.kills_and_passed(db, None, deep=True, deeper_only=wanted)
     assert passed == {"on-new": [old]}
@@ -532,6 +545,7 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
         assert [i.job_id for i in work_db.pending_work_items] == ["on-new"]
         left = {job: r.output for job, r in work_db.results}
     assert left["old-only"].startswith("survived-shallow: ")  # as it was
+    assert left["both-left"].startswith("survived-shallow: ")  # an old scenario left: for --deep
     assert cli._unrun_scenario_matches(["order/*"], coverage, "quick")(
         type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0, (2, 0), (2, 3))]}),
         [old]) is False
