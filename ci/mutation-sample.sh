@@ -11,15 +11,20 @@
 # are never written into this impl/, which .ci/run's other steps import
 # while the sample runs, and a stopped sample leaves no mutant behind. Side
 # by side because a kill mostly waits: a mutant that makes a teardown hang
-# is held to its scenario's deadline, twice (measured 2026-11-27, seed 27,
-# alone: 379 s one after another, of which 346 s were three such mutants).
+# is held to its scenario's deadline, twice (measured 2026-11-27 at 47c451c,
+# seed 27, alone: 379 s one after another, of which 346 s were three such
+# mutants; 286 s in two shards).
 # impl/ must be as committed: the results are of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RLC_EXTRAS="${RLC_EXTRAS:+$RLC_EXTRAS,}mutation" bash ci/setup.sh
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0
-PY="$(pwd)/${RLC_VENV:-.venv}/bin/python"
+PY="$(cd "${RLC_VENV:-.venv}" && pwd)/bin/python"  # absolute: the shards run in the copies
 SHARDS="${RLC_MUTATION_SHARDS:-2}"
+if [[ ! $SHARDS =~ ^[1-9][0-9]*$ ]]; then
+  echo "ci/mutation-sample.sh: RLC_MUTATION_SHARDS=$SHARDS: want a positive integer" >&2
+  exit 2
+fi
 "$PY" -c 'from conformance.mutation.cli import check_pristine; check_pristine()'
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/rlc-mutation-sample-XXXXXX")"
 pids=()
