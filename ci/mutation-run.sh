@@ -21,7 +21,8 @@ for i in $(seq 1 "$SHARDS"); do
     rm -rf "$tree" && mkdir -p "$tree"
     git archive HEAD | tar -x -C "$tree"   # the committed tree: its impl/ gets the mutants
   fi
-  (cd "$tree" && "$PY" -m conformance mutate run --profile "$PROFILE" --shard "$i/$SHARDS" \
+  copy=0; [[ $i -gt 1 ]] && copy=1  # a copy of HEAD: as committed; shard 1's checkout is checked
+  (cd "$tree" && RLC_MUTATION_COPY=$copy "$PY" -m conformance mutate run --profile "$PROFILE" --shard "$i/$SHARDS" \
      --minutes "$MINUTES" --session "$SESSION" --coverage "$COVERAGE" "$@" \
      >> "$OLDPWD/reports/mutation/run-$PROFILE-shard-$i.log" 2>&1) &
   pids+=($!)

@@ -43,7 +43,7 @@ for i in $(seq 1 "$SHARDS"); do
   git ls-files -z --cached --others --exclude-standard \
     | tar --null --ignore-failed-read -T - -c | tar -x -C "$WORK/tree-$i"
   # each shard's output whole, after the others': a log of its own
-  ( cd "$WORK/tree-$i" && trap - INT && exec "$PY" -m conformance mutate sample \
+  ( cd "$WORK/tree-$i" && trap - INT && RLC_MUTATION_COPY=1 exec "$PY" -m conformance mutate sample \
       --count "${RLC_MUTATION_SAMPLE:-10}" --seed "${RLC_MUTATION_SEED:-27}" \
       --shard "$i/$SHARDS" "$@" >"$WORK/shard-$i.log" 2>&1 ) &
   pids+=($!)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fnmatch
 import json
 import os
 import sys
@@ -61,14 +60,14 @@ def cmd_coverage(args) -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
-    from conformance.mutation.coverage_map import load
+    from conformance.mutation.coverage_map import load, matches_any
 
     reuse = None
     if args.merge:  # new scenarios (or --scenario: these again): measure them alone, keep the rest
         reuse = load(out)
         if args.scenario:
             again = {sid for sid in reuse["baseline"]
-                     if any(fnmatch.fnmatchcase(sid, p) for p in args.scenario)}
+                     if matches_any(sid, args.scenario)}
             reuse["baseline"] = {k: v for k, v in reuse["baseline"].items() if k not in again}
             reuse["lines"] = {m: {ln: [s for s in ids if s not in again] for ln, ids in per.items()}
                               for m, per in reuse["lines"].items()}
@@ -232,8 +231,16 @@ def check_pristine() -> None:
     """impl/ as committed: a mutant left by a killed run would be measured as the reference."""
     import subprocess
 
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "impl"], cwd=REPO_ROOT,
-                           capture_output=True, text=True).stdout.strip()
+    if os.environ.get("RLC_MUTATION_COPY") == "1":  # ci/mutation-*.sh checked the checkout it came from
+        status = None
+    else:
+        status = subprocess.run(["git", "status", "--porcelain", "--", "impl"], cwd=REPO_ROOT,
+                                capture_output=True, text=True)
+        if status.returncode != 0:  # no answer is no proof: never taken as clean
+            raise SystemExit(f"error: cannot tell whether impl/ is as committed (git status in "
+                             f"{REPO_ROOT}: {status.stderr.strip()}); a copy of a checked tree sets "
+                             "RLC_MUTATION_COPY=1")
+    dirty = status.stdout.strip() if status else ""
     if dirty:
         raise SystemExit(f"error: impl/ differs from the commit (a mutant left by a killed run? "
                          f"`git checkout impl/` restores it):\n{dirty}")
@@ -315,7 +322,7 @@ def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
 
     def wanted(item, passed) -> bool:
         unrun = covering_of(item.mutations[0], selection, REPO_ROOT) - set(passed)
-        return bool(unrun) and all(any(fnmatch.fnmatch(sid, p) for p in patterns) for sid in unrun)
+        return bool(unrun) and all(coverage_map.matches_any(sid, patterns) for sid in unrun)
     return wanted
 
 

@@ -33,6 +33,11 @@ from fixtures.rayenv import REPO_ROOT
 HOOK = Path(__file__).with_name("covhook")
 
 
+
+def matches_any(scenario_id: str, patterns) -> bool:
+    """The id matches one of the globs (case-sensitive, as ``--scenario``)."""
+    return any(fnmatch.fnmatchcase(scenario_id, p) for p in patterns)
+
 def hook_dir(scratch: str) -> str:
     """A directory holding only the worker hook and coverage.py: what goes on
     the PYTHONPATH of the session's processes (not the rest of the mutation
@@ -62,7 +67,7 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
     })
     scenarios = catalog.scenarios(("local", "multinode"), profile)
     if scenario_filter:
-        scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, p) for p in scenario_filter)]
+        scenarios = [s for s in scenarios if matches_any(s.id, scenario_filter)]
     if reuse:
         scenarios = [s for s in scenarios if s.id not in reuse["baseline"]]
     runner = ScenarioRunner(entry=("conformance.mutation.covdriver", "main"))

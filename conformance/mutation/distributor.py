@@ -40,7 +40,6 @@ mutant in a first, shallow pass; 0: all).
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 import zlib
@@ -199,7 +198,7 @@ class ScenarioDistributor(Distributor):
             budget = int(os.environ.get("RLC_MUTATION_BUDGET") or 0)
             patterns = os.environ.get("RLC_MUTATION_SCENARIOS", "").split()
             if patterns:  # ``run --deep --scenario``: those scenarios only; the rest stays for --deep
-                only = [sid for sid in todo if any(fnmatch.fnmatch(sid, p) for p in patterns)]
+                only = [sid for sid in todo if coverage_map.matches_any(sid, patterns)]
                 todo, budget = only + [sid for sid in todo if sid not in only], len(only)
             flips = []
             for k, sid in enumerate(todo, 1):

@@ -549,3 +549,19 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
     assert cli._unrun_scenario_matches(["order/*"], coverage, "quick")(
         type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0, (2, 0), (2, 3))]}),
         [old]) is False
+
+
+def test_an_unanswered_git_status_is_never_taken_for_a_pristine_impl(tmp_path, monkeypatch):
+    """Outside a checkout `git status` fails: that is no proof impl/ is as
+    committed. Only a copy whose script checked its source says so
+    (RLC_MUTATION_COPY=1)."""
+    from conformance.mutation import cli
+
+    (tmp_path / "impl").mkdir()
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # no enclosing repo
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    monkeypatch.delenv("RLC_MUTATION_COPY", raising=False)
+    with pytest.raises(SystemExit, match="cannot tell whether impl/ is as committed"):
+        cli.check_pristine()
+    monkeypatch.setenv("RLC_MUTATION_COPY", "1")
+    cli.check_pristine()  # the copy's word is taken
