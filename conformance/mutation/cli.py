@@ -498,13 +498,16 @@ def cmd_sample(args) -> int:
                     print(f"STALE    {r['key']}: the code it mutated changed since the results",
                           flush=True)
                     continue
-                outcome = runner.outcome(catalog.find(r["killer"]))
+                # a failure is not confirmed by a second run (as mutate run does): here it only
+                # keeps a committed kill, and a hang confirmed twice cost two deadlines (366 s of
+                # the sample's 419 s in the CI run of cbbf1fd, collector.py:142)
+                outcome = runner.outcome(catalog.find(r["killer"]), confirm=False)
                 # a pass is asked again: a kill may rest on a race (resources.py:32, killed by
                 # resources_released_at_teardown under CI's load, passed alone, 2026-11-27)
                 for _ in range(SURVIVOR_RERUNS):
                     if not outcome.passed:
                         break
-                    outcome = runner.outcome(catalog.find(r["killer"]))
+                    outcome = runner.outcome(catalog.find(r["killer"]), confirm=False)
             judged.append(r["key"])
             moved = "" if occurrence == r["occurrence"] else f" (now occurrence {occurrence})"
             verdict = "killed" if not outcome.passed else "SURVIVED"

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from conformance.adapter import Spec
 from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
 from fixtures.harness_threads import start_harness_thread
@@ -409,8 +410,29 @@ def iterate(ctx, op):
                   bool(op.args.get("read_actions")))
 
 
+#: the exhaust verb's deadline on CartPole-v1: EXHAUST_BASE s plus
+#: EXHAUST_PER_FRAME s for each of spec.total_frames. The slowest exhaust of
+#: the default 512 frames in the committed results took 7.9 s (torchrl 0.10.1,
+#: multinode, buffer mode: 15 ms a frame; reference 0.2 s, RLlib 1.6 s,
+#: Tianshou 1.3 s, torchrl 0.14.1 under load 5.6 s), so 512 frames get 55.6 s.
+#: It was a fixed 180 s: a mutant whose exhaust never ends held the CI sample
+#: that long (collector.py:142, 2026-11-27).
+EXHAUST_BASE = 30.0
+EXHAUST_PER_FRAME = 0.05
+#: the exhaust deadline of an endless budget (by contract it never ends) or a
+#: slower env than CartPole-v1 (conformance.envs: its steps sleep)
+EXHAUST_DEADLINE_OTHERWISE = 180.0
+
+
+def _exhaust_deadline(op, adapter, spec) -> float:
+    spec = spec or Spec()
+    if spec.total_frames <= 0 or spec.env_id != "CartPole-v1":
+        return EXHAUST_DEADLINE_OTHERWISE
+    return EXHAUST_BASE + EXHAUST_PER_FRAME * spec.total_frames
+
+
 @verb(IMPL, "iterate a collector until total_frames",
-      deadline=lambda op, adapter, spec: 180.0, probes_actors=True, settles=True,
+      deadline=_exhaust_deadline, probes_actors=True, settles=True,
       api_script=lambda op, api: [
           "n = 0",
           f"for _ in collector:  # until total_frames={api.spec.total_frames}",

@@ -111,3 +111,16 @@ def test_walks_keep_their_ops_whatever_the_verbs_declaration_order():
            for fixture in ("local", "multinode", "external") for owner in ("user", "impl")
            for seed in walks.FULL_SEEDS]
     assert hashlib.sha256(json.dumps(ops, sort_keys=True).encode()).hexdigest() == WALKS_DIGEST
+
+
+def test_the_exhaust_deadline_follows_the_frame_budget():
+    """exhaust waits for a budget's frames, not a fixed 180 s: 30 s plus
+    50 ms a CartPole frame (the slowest measured: 15 ms); an endless budget
+    or a slower env keeps 180 s."""
+    op, adapter = Op("exhaust", "collector"), ReferenceAdapter()
+    assert verbs.deadline_of(op, adapter, Spec()) == pytest.approx(55.6)
+    assert verbs.deadline_of(op, adapter, None) == pytest.approx(55.6)
+    assert verbs.deadline_of(op, adapter, Spec(total_frames=2048)) == pytest.approx(132.4)
+    assert verbs.deadline_of(op, adapter, Spec(total_frames=-1)) == 180.0
+    slow = Spec(env_id="conformance.envs:RlcSlowCartPole-v0")
+    assert verbs.deadline_of(op, adapter, slow) == 180.0
