@@ -281,7 +281,8 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
 
     from cosmic_ray.work_db import WorkDB, use_db
 
-    from conformance.mutation.distributor import SHALLOW, in_shard, killer_of
+    from conformance.mutation.distributor import SHALLOW, killer_of
+    from conformance.mutation.shards import in_shard
 
     passed_file = db.with_suffix(".shallow.json")
     with open(db.with_suffix(".shallow.lock"), "w") as shards_lock:  # shards start side by side
@@ -335,6 +336,22 @@ def cmd_run(args) -> int:
 
     from cosmic_ray.cli import main as cosmic_ray
 
+    if args.scenario and not args.deep:
+        raise SystemExit("error: --scenario chooses which shallow survivors go deeper: use it with --deep")
+    if args.scenario and args.budget:
+        raise SystemExit("error: --scenario runs every matching scenario a survivor has left: "
+                         "--budget would not cut it; leave one of them out")
+    if args.scenario:
+        from conformance import catalog
+        from conformance.mutation import coverage_map
+
+        ids = [s.id for s in catalog.scenarios(("local", "multinode"), args.profile)]
+        idle = [g for g in args.scenario if not any(coverage_map.matches_any(i, [g]) for i in ids)]
+        if idle:
+            raise SystemExit(f"error: --scenario {' '.join(idle)}: no scenario of the {args.profile} "
+                             "profile matches (ids are family/fixture/owner/variant, "
+                             "case-sensitive): `python -m conformance catalog --profile "
+                             f"{args.profile}` shows them")
     db = Path(args.session or session_path(args.profile))
     if not db.exists():
         raise SystemExit(f"error: no session {db}: run `python -m conformance mutate init` first")
@@ -342,8 +359,6 @@ def cmd_run(args) -> int:
     if not coverage.exists():
         raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
                          f"coverage --profile {args.profile}` first")
-    if args.scenario and not args.deep:
-        raise SystemExit("error: --scenario chooses which shallow survivors go deeper: use it with --deep")
     check_pristine()
     refuse_another_tree(db, coverage)
     # the mutants are written into this tree: one mutation run per tree
@@ -451,16 +466,34 @@ SURVIVOR_RERUNS = 2
 def sample_draw(killed: list, seed: int, count: int, shard: str | None = None) -> tuple[list, int]:
     """The order in which the sample takes ``killed`` mutants (fixed by
     ``seed``; a stale one makes way for the next) and how many it judges.
-    With ``shard`` I/N the draw is dealt out in turn: shard I takes every Nth
-    of it from the Ith, and its share of ``count``; the N shards together
-    judge the mutants the whole sample would."""
+    With ``shard`` I/N the draw is dealt out in turn (``shards.deal``): the
+    N shards together judge the mutants the whole sample would."""
     import random
 
-    order = random.Random(seed).sample(killed, len(killed))
-    if not shard:
-        return order, count
-    index, shards = (int(x) for x in shard.split("/"))
-    return order[index - 1::shards], len(range(index - 1, count, shards))
+    from conformance.mutation import shards
+
+    return shards.deal(random.Random(seed).sample(killed, len(killed)), count, shard)
+
+
+def _stop_once(signum, frame):
+    """The first SIGINT or SIGTERM stops ``mutate sample`` as Ctrl-C does
+    (the mutant restored, the session's clusters stopped); any later one is
+    ignored, so it cannot cut that cleanup short: a shard gets a stop twice
+    when ci/mutation-sample.sh passes on one its process group already had."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def install_stop_handlers() -> None:
+    """SIGINT and SIGTERM both take ``_stop_once``, also where SIGINT came in
+    ignored (a background job of a script: .ci/run started with ``&``)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop_once)
 
 
 def cmd_sample(args) -> int:
@@ -479,6 +512,7 @@ def cmd_sample(args) -> int:
     from conformance import catalog
     from conformance.mutation.runner import ScenarioRunner
 
+    install_stop_handlers()
     check_pristine()
     rows = json.loads((RESULTS / f"mutants-{args.profile}.json").read_text())
     killed = sorted((r for r in rows if r["outcome"] == "killed" and r["killer"]), key=lambda r: r["key"])
@@ -536,12 +570,12 @@ def cmd_sample(args) -> int:
 
 def shard_arg(text: str) -> str:
     """``I/N`` with 1 <= I <= N, else argparse's usage error."""
+    from conformance.mutation import shards
+
     try:
-        index, shards = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: want I/N, e.g. 1/2") from None
-    if not 1 <= index <= shards:
-        raise argparse.ArgumentTypeError(f"{text!r}: want 1 <= I <= N")
+        shards.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 

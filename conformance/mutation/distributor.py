@@ -53,6 +53,7 @@ from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 from conformance import catalog
 from conformance.mutation import coverage_map
 from conformance.mutation.runner import ScenarioRunner, load_json
+from conformance.mutation.shards import in_shard
 
 #: lines: a kill within this distance in the same module puts its scenario first
 NEARBY = 12
@@ -69,13 +70,6 @@ def shallow_passed(job_id: str) -> set:
 
 class TimeUp(Exception):
     """The run's time is up in the middle of a mutant: it stays pending."""
-
-
-def in_shard(job_id: str, shard: str | None) -> bool:
-    if not shard:
-        return True
-    index, count = (int(x) for x in shard.split("/"))
-    return zlib.crc32(job_id.encode()) % count == index - 1
 
 
 class Selection:

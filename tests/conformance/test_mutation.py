@@ -109,6 +109,8 @@ def test_a_timing_failure_is_confirmed_before_it_counts_as_a_kill():
     assert needs_confirmation("fail", ["teardown_within_bound"])
     assert needs_confirmation("hang", ["no_hang"])
     assert needs_confirmation("error", [])
+    assert needs_confirmation("fail", ["resources_released_at_teardown"])  # Ray's view may lag
+    assert needs_confirmation("fail", ["no_leftover_process"])  # a wait a busy machine can miss
     assert not needs_confirmation("fail", ["calls_succeed", "no_leftover_actor"])
     assert not needs_confirmation("crash", ["no_crash"])
 
@@ -481,7 +483,7 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
     from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
 
     from conformance.mutation.cli import kills_and_passed
-    from conformance.mutation.distributor import in_shard
+    from conformance.mutation.shards import in_shard
 
     db = tmp_path / "session-quick.sqlite"
     jobs = [f"job{k}" for k in range(8)]
@@ -565,3 +567,17 @@ def test_an_unanswered_git_status_is_never_taken_for_a_pristine_impl(tmp_path, m
         cli.check_pristine()
     monkeypatch.setenv("RLC_MUTATION_COPY", "1")
     cli.check_pristine()  # the copy's word is taken
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "--deep", "--scenario", "weights/*", "--budget", "3"], "--budget would not cut it"),
+    (["run", "--deep", "--scenario", "Weights/*"], "--scenario Weights/*: no scenario of the quick"),
+    (["run", "--scenario", "weights/*"], "use it with --deep"),
+], ids=["with-budget", "matches-nothing", "without-deep"])
+def test_run_refuses_a_scenario_glob_that_would_do_other_than_it_says(argv, says, monkeypatch):
+    from conformance.mutation.cli import main
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # main() sets Ray's variables
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--session", "/nonexistent/session.sqlite"])
+    assert says in str(stop.value.code)
