@@ -11,9 +11,9 @@
 # are never written into this impl/, which .ci/run's other steps import
 # while the sample runs, and a stopped sample leaves no mutant behind. Side
 # by side because a kill mostly waits: a mutant that makes a teardown hang
-# is held to its scenario's deadline, twice (measured 2026-11-27 at 47c451c,
-# seed 27, alone: 379 s one after another, of which 346 s were three such
-# mutants; 286 s in two shards).
+# is held to its scenario's deadline (measured 2026-11-27 at 47c451c, seed
+# 27, alone, each such kill held twice then: 379 s one after another, of
+# which 346 s were three such mutants; 286 s in two shards).
 # impl/ must be as committed: the results are of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,22 +28,27 @@ fi
 "$PY" -c 'from conformance.mutation.cli import check_pristine; check_pristine()'
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/rlc-mutation-sample-XXXXXX")"
 pids=()
-# A stopped sample stops its shards (a Ctrl-C reaches them anyway: they are
-# in this process group) and removes the copies once they have restored
-# their impl/.
+# A stopped sample stops its shards and removes the copies once they have
+# restored their impl/. SIGINT, as from a Ctrl-C: a shard handles it also
+# where it came in ignored (mutate sample installs its own handler; SIGTERM
+# would meet Ray's handler in a shard, which drains its nodes for up to 30 s
+# first: measured 2026-11-27). A shard may get the stop twice (a Ctrl-C or
+# .ci/run's stop reaches the whole process group): the first stops it, it
+# ignores the second (conformance.mutation.cli._stop_once).
 cleanup() {
   for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for i in $(seq 1 "$SHARDS"); do
   mkdir "$WORK/tree-$i"
   git ls-files -z --cached --others --exclude-standard \
     | tar --null --ignore-failed-read -T - -c | tar -x -C "$WORK/tree-$i"
   # each shard's output whole, after the others': a log of its own
-  ( cd "$WORK/tree-$i" && trap - INT && RLC_MUTATION_COPY=1 exec "$PY" -m conformance mutate sample \
+  ( cd "$WORK/tree-$i" && RLC_MUTATION_COPY=1 exec "$PY" -m conformance mutate sample \
       --count "${RLC_MUTATION_SAMPLE:-10}" --seed "${RLC_MUTATION_SEED:-27}" \
       --shard "$i/$SHARDS" "$@" >"$WORK/shard-$i.log" 2>&1 ) &
   pids+=($!)
