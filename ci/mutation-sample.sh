@@ -36,6 +36,7 @@ pids=()
 # .ci/run's stop reaches the whole process group): the first stops it, it
 # ignores the second (conformance.mutation.cli._stop_once).
 cleanup() {
+  trap '' INT TERM  # a second stop must not cut this short (copies and shards left)
   for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"

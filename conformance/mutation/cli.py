@@ -511,12 +511,12 @@ def cmd_sample(args) -> int:
     Exit 2 when fewer than half of ``--count`` (with ``--shard``, of the
     shard's share) could be judged (the results are too old to say anything:
     rerun the analysis)."""
+    install_stop_handlers()  # first: a stop while it imports counts too
     import time
 
     from conformance import catalog
     from conformance.mutation.runner import ScenarioRunner
 
-    install_stop_handlers()
     check_pristine()
     rows = json.loads((RESULTS / f"mutants-{args.profile}.json").read_text())
     killed = sorted((r for r in rows if r["outcome"] == "killed" and r["killer"]), key=lambda r: r["key"])

@@ -573,11 +573,36 @@ def test_an_unanswered_git_status_is_never_taken_for_a_pristine_impl(tmp_path, m
     (["run", "--deep", "--scenario", "weights/*", "--budget", "3"], "--budget would not cut it"),
     (["run", "--deep", "--scenario", "Weights/*"], "--scenario Weights/*: no scenario of the quick"),
     (["run", "--scenario", "weights/*"], "use it with --deep"),
-], ids=["with-budget", "matches-nothing", "without-deep"])
-def test_run_refuses_a_scenario_glob_that_would_do_other_than_it_says(argv, says, monkeypatch):
+    (["run", "--deep", "--scenario", "weights/*"], "error: no session"),  # accepted: goes on
+], ids=["with-budget", "matches-nothing", "without-deep", "accepted"])
+def test_run_refuses_a_scenario_glob_that_would_do_other_than_it_says(argv, says, monkeypatch,
+                                                                     cosmic_ray_path):
     from conformance.mutation.cli import main
 
     monkeypatch.setattr(os, "environ", dict(os.environ))  # main() sets Ray's variables
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--session", "/nonexistent/session.sqlite"])
     assert says in str(stop.value.code)
+
+
+def test_the_first_stop_of_a_sample_interrupts_it_and_a_second_is_ignored():
+    """mutate sample's handler: the first SIGINT or SIGTERM raises as Ctrl-C
+    does; after it both are ignored, so a stop passed on twice cannot cut the
+    cleanup (the mutant restored, the clusters stopped) short."""
+    import signal
+
+    from conformance.mutation import cli
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a script's background job gets it
+        cli.install_stop_handlers()
+        assert signal.getsignal(signal.SIGINT) is cli._stop_once
+        assert signal.getsignal(signal.SIGTERM) is cli._stop_once
+        with pytest.raises(KeyboardInterrupt, match="signal 2"):
+            cli._stop_once(signal.SIGINT, None)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -68,8 +68,10 @@ def test_sigint_twice_stops_the_sample_mid_mutant_and_leaves_nothing(tmp_path):
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
+        procs.KEEP_STATUS.discard(run.pid)
+        left = [procs.describe(p) for p in procs.find_marked(marker)]
+        procs.kill_marked(marker, 0.5)  # never left behind, whatever failed
     assert run.returncode != 0, out[-3000:]
     assert "KeyboardInterrupt: signal 2" in out, out[-3000:]  # _stop_once's, not Python's own
     assert _impl_as_committed(tree) == [], out[-3000:]  # the mutant restored
-    left = [procs.describe(p) for p in procs.find_marked(marker)]
     assert left == [], out[-3000:]
