@@ -11,28 +11,13 @@ opencensus, prometheus_client, none of them there).
 """
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 from conformance.mutation.runner import needs_confirmation
 from fixtures.rayenv import REPO_ROOT
 
-SITE = Path(sys.prefix) / "mutation-site"
-PLUGINS = REPO_ROOT / "conformance" / "mutation" / "plugins"
 RESULTS = REPO_ROOT / "ci" / "results" / "mutation"
-WANTED = "mutation" in os.environ.get("RLC_EXTRAS", "").split(",")
-
-
-@pytest.fixture
-def cosmic_ray_path(monkeypatch):
-    if not (SITE / "cosmic_ray").is_dir():
-        if WANTED:
-            pytest.fail(f"RLC_EXTRAS names mutation but {SITE} has no cosmic_ray")
-        pytest.skip("the mutation extra is not installed (RLC_EXTRAS=mutation bash ci/setup.sh)")
-    monkeypatch.syspath_prepend(str(SITE))
-    monkeypatch.syspath_prepend(str(PLUGINS))
 
 
 def test_lifecycle_operators_mutate_as_their_examples_say(cosmic_ray_path):

@@ -37,7 +37,7 @@ def _impl_as_committed(tree: Path) -> list:
     return mismatch + errors
 
 
-def test_sigint_twice_stops_the_sample_mid_mutant_and_leaves_nothing(tmp_path):
+def test_sigint_twice_stops_the_sample_mid_mutant_and_leaves_nothing(tmp_path, cosmic_ray_path):
     tree = tmp_path / "tree"
     tree.mkdir()
     _copy_of_checkout(tree)
