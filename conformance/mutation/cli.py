@@ -475,6 +475,16 @@ def sample_draw(killed: list, seed: int, count: int, shard: str | None = None) -
     return shards.deal(random.Random(seed).sample(killed, len(killed)), count, shard)
 
 
+def sample_verdict(outcome) -> str:
+    """A sampled mutant's verdict: ``killed`` when its killer failed it,
+    ``SURVIVED`` when it passed, ``UNKNOWN`` when the harness could not
+    judge (verdict ``error``: never a pass, never the implementation's
+    failure, conformance.judge.verdict); an unknown never keeps a kill."""
+    if outcome.passed:
+        return "SURVIVED"
+    return "UNKNOWN" if outcome.verdict == "error" else "killed"
+
+
 def _stop_once(signum, frame):
     """The first SIGINT or SIGTERM stops ``mutate sample`` as Ctrl-C does
     (the mutant restored, the session's clusters stopped); any later one is
@@ -548,19 +558,20 @@ def cmd_sample(args) -> int:
                     outcome = runner.outcome(catalog.find(r["killer"]), confirm=False)
             judged.append(r["key"])
             moved = "" if occurrence == r["occurrence"] else f" (now occurrence {occurrence})"
-            verdict = "killed" if not outcome.passed else "SURVIVED"
+            verdict = sample_verdict(outcome)
             print(f"{verdict:8} {r['key']}{moved} by {outcome.line()} "
                   f"({time.monotonic() - mutant_started:.0f} s)", flush=True)
-            if outcome.passed:
+            if verdict != "killed":
                 survived.append(r["key"])
     finally:
         runner.close()
     shard = f", shard {args.shard}" if args.shard else ""
     print(f"mutate sample: {len(judged)} mutants judged (seed {args.seed}{shard}) in "
           f"{time.monotonic() - started:.0f} s: {len(judged) - len(survived)} still killed, "
-          f"{len(survived)} survived; {len(stale)} stale skipped")
+          f"{len(survived)} survived or unknown; {len(stale)} stale skipped")
     if survived:
-        print("a mutant the committed results say is killed now survives its killer: the suite lost "
+        print("a mutant the committed results say is killed now survives its killer (or the harness "
+              "could not judge it: UNKNOWN): the suite lost "
               "detection power (repro: python -m conformance mutate sample --seed "
               f"{args.seed} --count {args.count}{' --shard ' + args.shard if args.shard else ''})")
         return 1

@@ -591,3 +591,15 @@ def test_the_first_stop_of_a_sample_interrupts_it_and_a_second_is_ignored():
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+def test_a_harness_error_never_keeps_a_sampled_kill():
+    from conformance.mutation.cli import sample_verdict
+    from conformance.mutation.runner import Outcome
+
+    def judged(verdict):
+        return sample_verdict(Outcome("s", verdict, [], 1.0))
+
+    assert judged("pass") == "SURVIVED"
+    assert judged("error") == "UNKNOWN"  # the harness could not observe: no kill
+    assert [judged(v) for v in ("fail", "hang", "crash", "setup-error")] == ["killed"] * 4
