@@ -272,22 +272,23 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
     first near them), and ``{job id: scenarios it passed}`` of the shallow
     survivors sent deeper: with ``deep``, this shard's are made pending
     again (only those ``deeper_only(item, passed)`` accepts, when given).
-    The passed lists are kept beside the session
-    (``session-P.shallow.json``) until a mutant's deeper result is in, so
-    a stopped ``--deep`` run, or another shard's, goes on without running
-    those scenarios again."""
+    The passed lists, with the first-pass output and diff, are kept beside
+    the session (``conformance.mutation.deepening``) until a mutant's deeper
+    result is in, so a stopped ``--deep`` run, or another shard's, goes on
+    without running those scenarios again, and ``mutate report`` still
+    counts the mutant a shallow survivor."""
     import fcntl
     import sqlite3
 
     from cosmic_ray.work_db import WorkDB, use_db
 
+    from conformance.mutation import deepening
     from conformance.mutation.distributor import SHALLOW, killer_of
     from conformance.mutation.shards import in_shard
 
-    passed_file = db.with_suffix(".shallow.json")
     with open(db.with_suffix(".shallow.lock"), "w") as shards_lock:  # shards start side by side
         fcntl.flock(shards_lock, fcntl.LOCK_EX)
-        shallow = json.loads(passed_file.read_text()) if passed_file.exists() else {}
+        shallow = deepening.load(db)
         kills, deeper = [], {}
         with use_db(str(db), WorkDB.Mode.open) as work_db:
             for item, result in work_db.completed_work_items:
@@ -299,13 +300,13 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
                 elif deep and (result.output or "").startswith(SHALLOW) and in_shard(item.job_id, shard):
                     passed = result.output.splitlines()[1].split()[1:]
                     if deeper_only is None or deeper_only(item, passed):
-                        deeper[item.job_id] = passed
+                        deeper[item.job_id] = deepening.record(passed, result)
         shallow.update(deeper)
-        passed_file.write_text(json.dumps(shallow, indent=1, sort_keys=True) + "\n")
+        deepening.save(db, shallow)
         if deeper:  # pending again, with what they passed already
             with sqlite3.connect(db) as conn:
                 conn.executemany("delete from work_results where job_id = ?", [(j,) for j in deeper])
-    return kills, shallow
+    return kills, deepening.passed_of(shallow)
 
 
 def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
@@ -401,16 +402,18 @@ def cmd_report(args) -> int:
     committed = committed_scores()
     for profile in ("quick", "full"):
         db = Path(getattr(args, f"{profile}_session") or session_path(profile))
-        if db.exists():
-            profiles[profile] = report.load_session(db)
+        committed_rows = RESULTS / f"mutants-{profile}.json"
+        if db.exists():  # a shallow survivor deepened before its diff was kept: the committed one
+            profiles[profile] = report.load_session(db, json.loads(committed_rows.read_text())
+                                                    if committed_rows.exists() else None)
             then = recorded(db)  # init's record: what these results were measured on
             if then is None:
                 print(f"warning: {provenance_path(db)} is missing: the {profile} results get no "
                       "provenance, and a fresh clone's `mutate init` will not take them")
             else:
                 notes[profile] = {"provenance": then}
-        elif (RESULTS / f"mutants-{profile}.json").exists():  # committed, no local session
-            profiles[profile] = json.loads((RESULTS / f"mutants-{profile}.json").read_text())
+        elif committed_rows.exists():  # committed, no local session
+            profiles[profile] = json.loads(committed_rows.read_text())
             if "provenance" in committed.get(profile, {}):
                 notes[profile] = {"provenance": committed[profile]["provenance"]}
     if not profiles:
@@ -482,7 +485,7 @@ def sample_verdict(outcome) -> str:
     failure, conformance.judge.verdict); an unknown never keeps a kill."""
     if outcome.passed:
         return "SURVIVED"
-    return "UNKNOWN" if outcome.verdict == "error" else "killed"
+    return "killed" if outcome.killed else "UNKNOWN"
 
 
 def _stop_once(signum, frame):

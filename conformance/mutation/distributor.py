@@ -24,11 +24,14 @@ mutant:
    quick profile): the first pass gives a score in a fraction of the time.
 5. **Order of mutants**: pseudo-random, fixed by cosmic-ray's job ids, so
    any prefix of a run is a uniform sample of the mutants.
-6. **Kill**: a scenario that passes on the reference and does not pass
-   under the mutant. A failure whose oracles depend on timing (or a hang, or
-   a harness error) is run again at once and counts only if it does not
-   pass again (``runner.needs_confirmation``); a flip is noted in the
-   result and the next scenario runs.
+6. **Kill**: a scenario that passes on the reference and fails, hangs or
+   crashes under the mutant. A harness ``error`` is no kill (*unknown*, as
+   a Jepsen checker that throws: never valid either way): the mutant goes on
+   to its next scenario, and a survivor's result names the unknown ones.
+   A failure whose oracles depend on timing (or a hang, or a harness error)
+   is run again at once and counts only if it does not pass again
+   (``runner.needs_confirmation``); a flip is noted in the result and the
+   next scenario runs.
 
 Run-time settings come from the environment (set by ``mutate run``):
 ``RLC_MUTATION_PROFILE``, ``RLC_MUTATION_SHARD`` (``I/N``: the work items
@@ -194,28 +197,42 @@ class ScenarioDistributor(Distributor):
             if patterns:  # ``run --deep --scenario``: those scenarios only; the rest stays for --deep
                 only = [sid for sid in todo if coverage_map.matches_any(sid, patterns)]
                 todo, budget = only + [sid for sid in todo if sid not in only], len(only)
-            flips = []
+            flips, unknown = [], []  # notes; the scenarios the harness could not judge
             for k, sid in enumerate(todo, 1):
                 if time.time() >= stop_at:
                     raise TimeUp()
                 if (budget or patterns) and k > budget:
-                    lines = [f"{SHALLOW}{len(passed_before) + budget} of {len(scenario_ids)} "
-                             "covering scenario(s) passed",
-                             f"passed: {' '.join(sorted(passed_before | set(todo[:budget])))}", *flips]
+                    passed = passed_before | set(todo[:budget]) - set(unknown)
+                    lines = [f"{SHALLOW}{len(passed)} of {len(scenario_ids)} covering scenario(s) passed",
+                             f"passed: {' '.join(sorted(passed))}", *flips, *_unknown_notes(unknown)]
                     return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.SURVIVED,
                                       worker_outcome=WorkerOutcome.NORMAL)
                 outcome = runner.outcome(catalog.find(sid))
                 if len(outcome.runs) > 1 and outcome.passed:
                     flips.append(outcome.line())
-                if not outcome.passed:
+                if outcome.unknown:  # confirmed twice; neither a kill nor a pass: go on
+                    unknown.append(sid)
+                    flips.append(outcome.line())
+                elif outcome.killed:
                     selection.kills.append((module, first, sid))
                     lines = [f"{KILLED_BY}{sid} ({outcome.verdict} {','.join(outcome.oracles) or '-'};"
                              f" scenario {k + len(passed_before)} of {len(scenario_ids)})", outcome.line(), *flips]
                     return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.KILLED,
                                       worker_outcome=WorkerOutcome.NORMAL)
-            lines = [f"survived: {len(scenario_ids)} covering scenario(s) passed", *flips]
+            judged = len(scenario_ids) - len(unknown)
+            lines = [f"survived: {judged} of {len(scenario_ids)} covering scenario(s) passed"
+                     if unknown else f"survived: {len(scenario_ids)} covering scenario(s) passed",
+                     *flips, *_unknown_notes(unknown)]
             return WorkResult(output="\n".join(lines), diff=diff, test_outcome=TestOutcome.SURVIVED,
                               worker_outcome=WorkerOutcome.NORMAL)
+
+
+def _unknown_notes(unknown: list) -> list:
+    """A survivor's note of the scenarios whose verdict was ``error`` under
+    the mutant: the harness could not judge them, so they are no kill (an
+    unknown is never valid) and, not having passed, a ``--deep`` pass runs
+    them again."""
+    return [f"unknown (harness error, not a kill): {' '.join(unknown)}"] if unknown else []
 
 
 def _diff(original: str, mutated: str, module: str) -> str:

@@ -35,28 +35,45 @@ def mutant_key(module: str, row: int, col: int, operator: str, ordinal: int) -> 
     return f"{module}:{row}:{col}:{operator}:{ordinal}"
 
 
-def load_session(db: str) -> list[dict]:
+def load_session(db: str, committed: list[dict] | None = None) -> list[dict]:
     """Every mutant of the session, with a key that survives re-inits of
-    unchanged code (position, operator, ordinal among same-position ones)."""
+    unchanged code (position, operator, ordinal among same-position ones).
+    A shallow survivor a ``--deep`` run has not judged yet is the shallow
+    survivor its record says (``deepening``); where the record kept no
+    output or diff, ``committed``'s row of the same key gives them."""
     from cosmic_ray.work_db import WorkDB, use_db
 
+    from conformance.mutation import deepening
+
     with use_db(str(db), WorkDB.Mode.open) as work_db:
-        rows = session_rows(work_db)
+        rows = session_rows(work_db, deepening.load(Path(db)))
+    before = {r["key"]: r for r in committed or ()}
     for row in rows:
+        if row.pop("deepening") and not (row["output"] and row["diff"]) and row["key"] in before:
+            row["output"] = row["output"] or before[row["key"]]["output"]
+            row["diff"] = row["diff"] or before[row["key"]]["diff"]
         del row["job_id"]
     return rows
 
 
-def session_rows(work_db) -> list[dict]:
-    """``load_session``'s rows of an open ``WorkDB``, each with its ``job_id``."""
+def session_rows(work_db, deepening: dict | None = None) -> list[dict]:
+    """``load_session``'s rows of an open ``WorkDB``, each with its ``job_id``
+    and whether it is a shallow survivor sent deeper (``deepening``: the
+    session's records, ``conformance.mutation.deepening.load``; without
+    them such a mutant is pending)."""
     from conformance.mutation.distributor import killer_of
 
     rows = []
     results = dict(work_db.results)
+    deepening = deepening or {}
     for item in work_db.work_items:
         (m,) = item.mutations
         r = results.get(item.job_id)
-        if r is None:
+        deeper = r is None and item.job_id in deepening
+        if deeper:  # its first-pass result stands until the deeper one is in
+            rec = deepening[item.job_id]
+            outcome, output, diff = "survived", rec["output"] or "", rec["diff"] or ""
+        elif r is None:
             outcome = "pending"
         elif r.worker_outcome.value == "skipped":
             outcome = "skipped"
@@ -64,11 +81,13 @@ def session_rows(work_db) -> list[dict]:
             outcome = r.test_outcome.value  # killed / survived / incompetent
         else:
             outcome = r.worker_outcome.value  # no-test / exception / abnormal
+        if not deeper:
+            output, diff = ((r.output or ""), (r.diff or "")) if r else ("", "")
         rows.append({"job_id": item.job_id, "module": str(m.module_path), "line": m.start_pos[0],
                      "col": m.start_pos[1], "end_line": m.end_pos[0], "operator": m.operator_name,
                      "occurrence": m.occurrence, "outcome": outcome,
                      "killer": killer_of(r.output) if r else None,
-                     "output": (r.output or "") if r else "", "diff": (r.diff or "") if r else ""})
+                     "output": output, "diff": diff, "deepening": deeper})
     rows.sort(key=lambda x: (x["module"], x["line"], x["col"], x["operator"], x["occurrence"]))
     seen: Counter = Counter()
     for row in rows:

@@ -61,6 +61,18 @@ class Outcome:
     def passed(self) -> bool:
         return self.verdict == "pass"
 
+    @property
+    def unknown(self) -> bool:
+        """The harness could not judge the scenario (verdict ``error``): never
+        a pass and never the implementation's failure (as a Jepsen checker
+        that throws is *unknown*, conformance.judge.verdict): no kill rests on it."""
+        return self.verdict == "error"
+
+    @property
+    def killed(self) -> bool:
+        """The mutant failed the scenario (fail, hang, crash): a kill."""
+        return not self.passed and not self.unknown
+
     def line(self) -> str:
         runs = "; ".join(f"{v} {','.join(o) or '-'}" for v, o in self.runs)
         return f"{self.scenario}: {runs}"

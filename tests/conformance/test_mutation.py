@@ -210,14 +210,15 @@ def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosm
 class _FakeRunner:
     """Outcomes by scenario id, recording what ran (no Ray)."""
 
-    def __init__(self, failing=()):
-        self.failing, self.ran = set(failing), []
+    def __init__(self, failing=(), erroring=()):
+        self.failing, self.erroring, self.ran = set(failing), set(erroring), []
 
     def outcome(self, scenario):
         from conformance.mutation.runner import Outcome
 
         self.ran.append(scenario.id)
-        verdict = "fail" if scenario.id in self.failing else "pass"
+        verdict = ("fail" if scenario.id in self.failing else
+                   "error" if scenario.id in self.erroring else "pass")
         oracles = ["calls_succeed"] if verdict == "fail" else []
         return Outcome(scenario.id, verdict, oracles, 1.0, True, [(verdict, oracles)])
 
@@ -261,6 +262,40 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
     runner = _FakeRunner()
     done = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
     assert sorted(runner.ran) == sorted(ids[1:]) and done.output == "survived: 3 covering scenario(s) passed"
+
+
+def test_a_harness_error_is_no_kill_and_the_mutant_goes_on_to_its_next_scenario(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """Verdict ``error`` (the harness could not judge) is unknown: the mutant
+    is neither killed by it nor said to have passed it; the next scenario
+    runs, and a survivor names the unknown one (a shallow survivor leaves it
+    out of what it passed, so ``--deep`` runs it again)."""
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import distributor
+
+    (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
+    monkeypatch.chdir(tmp_path)
+    ids = ["exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
+           "early_break/local/user/async-after-0"]
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": float(k), "fixture": sid.split("/")[1]}
+                             for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
+    item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
+                                               (2, 13), (2, 14)))
+    run = distributor.ScenarioDistributor().one
+    runner = _FakeRunner(failing={ids[1]}, erroring={ids[0]})
+    killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert runner.ran == ids[:2] and distributor.killer_of(killed.output) == ids[1]
+    runner = _FakeRunner(erroring={ids[0]})
+    survived = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    assert survived.test_outcome.value == "survived" and runner.ran == ids
+    assert survived.output.splitlines()[0] == "survived: 2 of 3 covering scenario(s) passed"
+    assert survived.output.splitlines()[-1] == f"unknown (harness error, not a kill): {ids[0]}"
+    monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
+    shallow = run(item, distributor.Selection(coverage, "quick"), _FakeRunner(erroring={ids[0]}),
+                  float("inf"))
+    assert shallow.output.splitlines()[:2] == [
+        f"{distributor.SHALLOW}1 of 3 covering scenario(s) passed", f"passed: {ids[1]}"]
 
 
 def test_a_new_session_takes_the_committed_results_of_the_same_mutants(cosmic_ray_path, tmp_path):
@@ -467,6 +502,7 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
 
+    from conformance.mutation import report
     from conformance.mutation.cli import kills_and_passed
     from conformance.mutation.shards import in_shard
 
@@ -478,21 +514,53 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
                                                                     (k + 1, 0), (k + 1, 3))))
             output = (f"killed by s{k} (fail x; scenario 1 of 3)" if k == 0 else
                       f"survived-shallow: 2 of 9 covering scenario(s) passed\npassed: a{k} b{k}")
-            work_db.set_result(job, WorkResult(worker_outcome="normal", output=output,
+            work_db.set_result(job, WorkResult(worker_outcome="normal", output=output, diff=f"diff {k}",
                                                test_outcome="killed" if k == 0 else "survived"))
     mine = [j for j in jobs[1:] if in_shard(j, "1/2")]
     assert mine and len(mine) < 7
+    before = {r["line"]: r for r in report.load_session(db)}
     kills, passed = kills_and_passed(db, "1/2", deep=True)
     assert kills == [("impl/m.py", 1, "s0")]
     assert set(passed) == set(mine) and passed[mine[0]] == [f"a{jobs.index(mine[0])}", f"b{jobs.index(mine[0])}"]
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         assert {i.job_id for i in work_db.pending_work_items} == set(mine)  # only this shard's
+    # pending for cosmic-ray, still the shallow survivors they are for the report (a
+    # stopped --deep leaves a score): their first-pass output and diff kept
+    assert report.load_session(db) == list(before.values())
     # stopped before any ran: the next run still knows what they passed
     assert kills_and_passed(db, "1/2", deep=True)[1] == passed
     with use_db(str(db), WorkDB.Mode.open) as work_db:  # one's deeper result comes in
         work_db.set_result(mine[0], WorkResult(worker_outcome="normal", output="survived: 9 ...",
                                                test_outcome="survived"))
     assert set(kills_and_passed(db, "1/2", deep=True)[1]) == set(mine[1:])
+    assert {r["line"]: r["outcome"] for r in report.load_session(db)} == {
+        k + 1: "killed" if k == 0 else "survived" for k in range(8)}
+
+
+def test_a_deepened_survivor_recorded_without_its_diff_takes_the_committed_one(
+        cosmic_ray_path, tmp_path):
+    """A record from before the output and diff were kept (a bare list of
+    what it passed) is still a shallow survivor; its output and diff come
+    from the committed results' row of the same key."""
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import deepening, report
+
+    db = tmp_path / "session-quick.sqlite"
+    with use_db(str(db)) as work_db:
+        work_db.add_work_item(WorkItem.single("j", MutationSpec("impl/m.py", "core/AddNot", 0, (3, 0), (3, 3))))
+    deepening.path_of(db).write_text(json.dumps({"j": ["a", "b"]}))
+    assert report.load_session(db)[0]["outcome"] == "survived"
+    key = "impl/m.py:3:0:core/AddNot:0"
+    committed = [{"key": key, "output": "survived-shallow: 2 of 9 covering scenario(s) passed\npassed: a b",
+                  "diff": "-x\n+not x"}]
+    (row,) = report.load_session(db, committed)
+    assert (row["key"], row["outcome"], row["output"], row["diff"]) == (
+        key, "survived", committed[0]["output"], committed[0]["diff"])
+    assert deepening.passed_of(deepening.load(db)) == {"j": ["a", "b"]}
+    deepening.path_of(db).unlink()
+    assert report.load_session(db)[0]["outcome"] == "pending"  # no record: not judged
 
 
 def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new_scenarios_for(
