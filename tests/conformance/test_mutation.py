@@ -223,11 +223,10 @@ class _FakeRunner:
         return Outcome(scenario.id, verdict, oracles, 1.0, True, [(verdict, oracles)])
 
 
-def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
-        cosmic_ray_path, tmp_path, monkeypatch):
+def _one_line_mutant(tmp_path, monkeypatch):
+    """A mutant of m.py's one line, which three scenarios cover (two
+    multinode, the shortest first): (work item, coverage map, their ids)."""
     from cosmic_ray.work_item import MutationSpec, WorkItem
-
-    from conformance.mutation import distributor
 
     (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
     monkeypatch.chdir(tmp_path)
@@ -237,6 +236,14 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
                              for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
     item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
                                                (2, 13), (2, 14)))
+    return item, coverage, ids
+
+
+def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    from conformance.mutation import distributor
+
+    item, coverage, ids = _one_line_mutant(tmp_path, monkeypatch)
     run = distributor.ScenarioDistributor().one
     runner = _FakeRunner(failing={ids[1]})
     killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
@@ -270,18 +277,9 @@ def test_a_harness_error_is_no_kill_and_the_mutant_goes_on_to_its_next_scenario(
     is neither killed by it nor said to have passed it; the next scenario
     runs, and a survivor names the unknown one (a shallow survivor leaves it
     out of what it passed, so ``--deep`` runs it again)."""
-    from cosmic_ray.work_item import MutationSpec, WorkItem
-
     from conformance.mutation import distributor
 
-    (tmp_path / "m.py").write_text("def f(x):\n    return x < 1\n")
-    monkeypatch.chdir(tmp_path)
-    ids = ["exhaustion/multinode/user/async", "order/multinode/user/collector>buffer>evaluator>ray",
-           "early_break/local/user/async-after-0"]
-    coverage = {"baseline": {sid: {"verdict": "pass", "duration": float(k), "fixture": sid.split("/")[1]}
-                             for k, sid in enumerate(ids)}, "lines": {"m.py": {"2": ids}}}
-    item = WorkItem.single("job", MutationSpec("m.py", "core/ReplaceComparisonOperator_Lt_LtE", 0,
-                                               (2, 13), (2, 14)))
+    item, coverage, ids = _one_line_mutant(tmp_path, monkeypatch)
     run = distributor.ScenarioDistributor().one
     runner = _FakeRunner(failing={ids[1]}, erroring={ids[0]})
     killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
