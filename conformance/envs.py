@@ -10,6 +10,11 @@ collector's call finds that call in flight every time, not by chance. The
 the env) in whatever process builds it, Ray workers included; it imports
 nothing but gymnasium.
 
+``RlcHelperProcessCartPole-v0`` is CartPole that starts a helper process
+and stops it in ``close()``, as simulators with a server or a renderer
+beside them do: a component that kills its actors without closing their
+envs leaves the helper running.
+
 ``RlcHangableCartPole-v0`` is the slow CartPole that the harness can make
 hang in the middle of a call (``kill(how=step_hang)``): its next step never
 returns. ``RlcFailingCartPole-v0`` raises from step ``FAIL_AT_STEP`` on: a
@@ -18,6 +23,9 @@ batch that fails midway.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import gymnasium as gym
@@ -48,6 +56,14 @@ FAILURE_TEXT = "fails on purpose"
 #: env removes when it hangs, leaving ``<flag>.hung`` as its answer. Every
 #: fixture that can ask runs its nodes on this machine (local, multinode).
 FLAG_DIR = f"/tmp/rlc-env-flags-{os.getuid()}"
+
+
+HELPER_ENV_ID = "conformance.envs:RlcHelperProcessCartPole-v0"
+#: the last word of a helper process's command line: a leftover one is named by it
+HELPER_TAG = "rlc-env-helper"
+#: seconds a helper lives if nothing stops it (the harness kills a leftover
+#: one when its driver's run ends: fixtures.runner.collect_leftovers)
+HELPER_LIFETIME = 600
 
 
 def process_key(pid: int) -> str:
@@ -119,10 +135,58 @@ class FailingCartPole(SlowCartPole):
         return super().step(action)
 
 
+#: starts the helper as a daemon (a session of its own, its launcher gone)
+#: and prints its pid
+_LAUNCHER = (
+    "import subprocess, sys\n"
+    "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(%d)', %r],"
+    " start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,"
+    " stderr=subprocess.DEVNULL)\n"
+    "print(p.pid)\n" % (HELPER_LIFETIME, HELPER_TAG))
+
+
+class HelperProcessCartPole(CartPoleEnv):
+    """CartPole with a helper process, started with the env and stopped by
+    ``close()``, as a simulator's server, game engine or renderer runs
+    beside its env. The helper is a daemon (its launcher exits, it runs in
+    a session of its own), as servers started by a launch script are: Ray
+    2.60 kills an actor's direct children when it kills the actor, not a
+    daemon (measured 2026-11-27: a direct child was gone 2 s after
+    ``ray.kill``, a daemon outlived ``ray.kill`` and ``ray.shutdown()``). So
+    a component that kills its actors without closing their envs leaves the
+    helper running, a leaked process the suite finds once the driver has
+    exited (``no_leftover_process``; on the local fixture, where the
+    actors' processes, and so the helper, carry the driver's marker)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        out = subprocess.run([sys.executable, "-c", _LAUNCHER], capture_output=True, text=True,
+                             check=True, timeout=60)
+        self.helper_pid: int | None = int(out.stdout)
+
+    def close(self):
+        pid, self.helper_pid = self.helper_pid, None
+        if pid is not None and _is_helper(pid):  # never a stranger that reuses its pid
+            try:
+                os.kill(pid, signal.SIGKILL)  # a daemon: not this process's child to wait for
+            except ProcessLookupError:
+                pass
+        super().close()
+
+
+def _is_helper(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().rstrip(b"\0").endswith(HELPER_TAG.encode())
+    except OSError:
+        return False
+
+
 for _id, _entry, _kwargs in (
         ("RlcSlowCartPole-v0", SlowCartPole, {}),
         ("RlcVerySlowCartPole-v0", SlowCartPole, {"step_seconds": LONG_STEP_SECONDS}),
         ("RlcHangableCartPole-v0", HangableCartPole, {}),
-        ("RlcFailingCartPole-v0", FailingCartPole, {})):
+        ("RlcFailingCartPole-v0", FailingCartPole, {}),
+        ("RlcHelperProcessCartPole-v0", HelperProcessCartPole, {})):
     if _id not in gym.registry:
         gym.register(_id, entry_point=_entry, max_episode_steps=500, kwargs=_kwargs)

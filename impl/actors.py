@@ -35,6 +35,9 @@ class CollectorActor(Control):
     def update_policy_weights_(self, weights) -> None:
         load_weights(self._stepper.policy, weights)
 
+    def close_env(self) -> None:
+        self._stepper.close()
+
 
 @ray.remote(concurrency_groups=CONTROL_GROUPS)
 class ReplayBufferActor(Control):

@@ -253,6 +253,9 @@ class RayCollector(RayComponent):
                          "error no call raised: %s (kept in .error)", _summary(error))
         self._teardown(timeout, shutdown_ray, "shutdown()")
 
+    def _before_kill(self, actors: list, deadline: float) -> None:
+        self._close_envs(actors, deadline)
+
     def _after_kill(self, deadline: float) -> None:
         # A write the killed actors had already sent may still be queued in
         # the buffer actor: fence this collector's writer off, so nothing it

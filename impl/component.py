@@ -326,6 +326,18 @@ class RayComponent:
     def _before_kill(self, actors: list, deadline: float) -> None:
         """Hook: a graceful step before the actors are killed."""
 
+    def _close_envs(self, actors: list, deadline: float) -> None:
+        """Ask each actor to close its env (``close_env``), waiting at most 2 s
+        or half the time left: an env may hold what only its ``close()``
+        frees (a simulator's helper process), and killing the actor would
+        leave that behind. Queued behind a call in flight; never raises."""
+        try:
+            refs = [calls.call(h, "close_env") for h in actors]
+            calls.wait(refs, num_returns=len(refs),
+                       timeout=max(0.0, min(2.0, (deadline - time.monotonic()) / 2)))
+        except BaseException as exc:
+            calls.swallow(exc)
+
     def _after_kill(self, deadline: float) -> None:
         """Hook: a step after the actors are dead (the runtime is current)."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import numbers
-import time
 from typing import Any, Callable
 
 from impl import calls
@@ -128,11 +127,7 @@ class RayEvalWorker(RayComponent):
         self._teardown(timeout, shutdown_ray, "shutdown()")
 
     def _before_kill(self, actors: list, deadline: float) -> None:
-        try:
-            ref = calls.call(actors[0], "close_env")
-            calls.wait([ref], timeout=max(0.0, min(2.0, (deadline - time.monotonic()) / 2)))
-        except BaseException as exc:
-            calls.swallow(exc)
+        self._close_envs(actors, deadline)
 
     def _actors_unreachable(self, actors: list) -> None:
         if self.name is not None:

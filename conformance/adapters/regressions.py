@@ -714,6 +714,14 @@ def _weights_not_acknowledged(base):
     return Collector
 
 
+def _envs_never_closed(base):
+    class Component(base):
+        def _close_envs(self, actors, deadline):
+            pass  # the actors are killed with their envs open: a helper process outlives them
+
+    return Component
+
+
 REGRESSIONS = {r.id: r for r in (
     Regression(
         "seed000-collector-shuts-down-ray",
@@ -1152,6 +1160,18 @@ REGRESSIONS = {r.id: r for r in (
         "a collector written for one actor, then given several (issue #27)",
         (Catch("weights/*/*/forms-and-workers", "fail", ("weights_take_effect",)),),
         {"collector": _weights_first_actor_only},
+    ),
+    Regression(
+        "envs-never-closed",
+        "the collector and the eval worker kill their actors without closing the envs the "
+        "actors hold: an env's helper process (a simulator's server or renderer, which only "
+        "its close() stops) outlives them, and the program",
+        "a teardown that only kills actors, as ray.kill() frees everything the actor holds "
+        "in Ray (the reference's collector did so until the mutation analysis' survivor "
+        "rollout.py:134, 2026-11-27)",
+        (Catch("env_helper/local/*/all", "fail", ("no_leftover_process",)),),
+        {"collector": _envs_never_closed, "evaluator": _envs_never_closed},
+        fixtures=("local",),
     ),
     Regression(
         "weights-not-acknowledged",

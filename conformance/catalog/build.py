@@ -22,6 +22,9 @@ ENDLESS_IN_PRACTICE = 10**9
 LONG_BATCH_ENV = {"env_id": "conformance.envs:RlcVerySlowCartPole-v0"}
 #: the slow env whose step the harness can make hang mid-call (kill how=step_hang)
 HANGABLE_ENV = {"env_id": "conformance.envs:RlcHangableCartPole-v0"}
+#: an env with a helper process that only its close() stops
+#: (``conformance.envs.HelperProcessCartPole``)
+HELPER_ENV = {"env_id": "conformance.envs:RlcHelperProcessCartPole-v0"}
 #: an env that raises from its 100th step on: a batch fails midway
 #: (``conformance.envs.FAIL_AT_STEP``)
 FAILING_ENV = {"env_id": "conformance.envs:RlcFailingCartPole-v0"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
-    LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, teardowns, \
+    HELPER_ENV, LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, teardowns, \
     warm_up
 from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS
@@ -69,6 +69,14 @@ def early_break(fixture, owner, comps=ALL):
                op("iterate", "collector", batches=k), op("teardown", "collector")]
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
                    quick=(k == (1 if sync else 0)))
+    # one collector actor, sync: every round stacks a single actor's batch
+    # (users often start with one remote collector; every other collector
+    # of the catalog has two actors, and a mutant indexing the second of the
+    # stacked batches survived them all: ci/results/mutation)
+    ops = [*build(fixture, ("collector",), sync=True), op("iterate", "collector", batches=2),
+           op("teardown", "collector")]
+    yield make("early_break", fixture, owner, "sync-1-actor-after-2", ops, quick=True,
+               spec={"num_collectors": 1})
     # total_frames=-1: no target, collect without end (torchrl's default and
     # its docstring's words); a break after 2 batches must get 2
     ops = [*build(fixture, ("collector",)), op("iterate", "collector", batches=2),
@@ -475,6 +483,29 @@ def interpreter_exit(fixture, owner, comps=ALL):
         *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
 
 
+def env_helpers(fixture, owner, comps=ALL):
+    """Envs with a helper process (``build.HELPER_ENV``: a simulator's
+    server or renderer, stopped by the env's ``close()``): every component
+    used and torn down, each alone and all in the user's usual order; a
+    teardown must close the envs its actors hold, so no helper outlives the
+    program (``no_leftover_process``, read once the driver has exited). On
+    the local fixture only: there the actors' processes, and the helpers
+    they start, carry the driver's marker; on the multinode fixture they
+    carry the cluster's, and a helper left behind would not be told apart
+    from another scenario's."""
+    if fixture != "local":
+        return
+    for comp in ("collector", "evaluator"):
+        if comp in comps:
+            yield make("env_helper", fixture, owner, comp, [
+                *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
+                spec=HELPER_ENV)
+    order = tuple(c for c in ("collector", "evaluator", "buffer") if c in comps)
+    yield make("env_helper", fixture, owner, "all", [
+        *build(fixture, comps), *warm_up(comps), *teardowns(order)],
+        spec=HELPER_ENV, quick=True, built=comps)
+
+
 def signals(fixture, owner, comps=ALL):
     """A user's Ctrl-C (SIGINT) and a CI cancellation (SIGTERM) sent to the
     driver itself while a call is in flight (the slow env: a batch takes
@@ -603,6 +634,7 @@ FAMILIES = {
     "construction_failure": construction_failure,
     "defaults": defaults,
     "exit": interpreter_exit,
+    "env_helper": env_helpers,
     "signals": signals,
     "weights": weights,
     "walk": walks,

@@ -46,6 +46,10 @@ QUICK_ON_LOCAL = {
         "torchrl 0.14.1 fails others_untouched here only (1 of 2 runs); torchrl slice",
     "double_close/user/buffer-twice": "the buffer's double close on local: torchrl slice",
     "use_after_close/user/evaluator": "the eval worker after close on local: torchrl slice",
+    # only the local fixture judges it: the helpers carry the driver's marker here
+    "env_helper/user/all":
+        "every component's teardown closes its envs: an env's helper process left running is "
+        "found once the driver exited (conformance.envs.HelperProcessCartPole)",
     # every implementation with a collector gets one local quick run
     "early_break/user/async-after-0":
         "the collector's plainest lifecycle (construct, teardown) on a runtime the user started",
