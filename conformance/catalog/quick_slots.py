@@ -56,6 +56,14 @@ QUICK_ON_LOCAL = {
 }
 
 
+#: families that exist on the local fixture only, and why: the quick
+#: profile has their scenarios there (a slot above), none on multinode
+LOCAL_ONLY_FAMILIES = {
+    "env_helper": "an env's helper process carries the driver's marker only where the actors' "
+                  "processes do: on the local fixture (conformance.catalog.families.env_helpers)",
+}
+
+
 def quick_on(fixture: str, family: str, owner: str, variant: str) -> bool:
     """Whether a scenario its family marks quick is in the quick profile on
     ``fixture`` (``variant`` before any component subset mark)."""

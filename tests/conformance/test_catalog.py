@@ -5,7 +5,7 @@ import sys
 
 from conformance import catalog
 from conformance.catalog.build import ALL
-from conformance.catalog.quick_slots import QUICK_ON_LOCAL, quick_on
+from conformance.catalog.quick_slots import LOCAL_ONLY_FAMILIES, QUICK_ON_LOCAL, quick_on
 from conformance.catalog.walks import generate, walk_from_id
 from conformance.repro.shrink import shrink
 from conformance.ops.scenario import Op, Scenario
@@ -20,7 +20,9 @@ def test_every_scenario_round_trips_through_json_with_a_stable_id():
 def test_quick_profile_has_every_family_on_multinode_and_its_listed_local_slots():
     counts = catalog.counts()["quick"]
     assert set(counts) == set(catalog.FAMILIES)
-    assert all(c.get("multinode") for c in counts.values()), counts
+    assert {f for f, c in counts.items() if not c.get("multinode")} == set(LOCAL_ONLY_FAMILIES), \
+        counts
+    assert all(counts[f].get("local") for f in LOCAL_ONLY_FAMILIES), counts
     local = catalog.scenarios(("local",), "quick")
     keys = {f"{s.family}/{s.owner}/{s.variant.split('~')[0]}" for s in local}
     assert keys == set(QUICK_ON_LOCAL), set(QUICK_ON_LOCAL) ^ keys  # no stale slot
@@ -118,7 +120,7 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                                "~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
-                                          "defaults", "walk", "signals", "sweep"}
+                                          "defaults", "walk", "signals", "sweep", "env_helper"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("multinode",), "quick", components=two)}
