@@ -163,10 +163,11 @@ class HelperProcessCartPole(CartPoleEnv):
         out = subprocess.run([sys.executable, "-c", _LAUNCHER], capture_output=True, text=True,
                              check=True, timeout=60)
         self.helper_pid: int | None = int(out.stdout)
+        self.helper_key = process_key(self.helper_pid)  # its pid and start time: this helper
 
     def close(self):
         pid, self.helper_pid = self.helper_pid, None
-        if pid is not None and _is_helper(pid):  # never a stranger that reuses its pid
+        if pid is not None and _is_helper(pid, self.helper_key):  # never a process reusing its pid
             try:
                 os.kill(pid, signal.SIGKILL)  # a daemon: not this process's child to wait for
             except ProcessLookupError:
@@ -174,10 +175,13 @@ class HelperProcessCartPole(CartPoleEnv):
         super().close()
 
 
-def _is_helper(pid: int) -> bool:
+def _is_helper(pid: int, key: str | None = None) -> bool:
+    """Whether ``pid`` runs a helper (and, given ``key``, the helper of that
+    start time: :func:`process_key`)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().rstrip(b"\0").endswith(HELPER_TAG.encode())
+            tagged = f.read().rstrip(b"\0").endswith(HELPER_TAG.encode())
+        return tagged and (key is None or process_key(pid) == key)
     except OSError:
         return False
 

@@ -70,9 +70,9 @@ def early_break(fixture, owner, comps=ALL):
         yield make("early_break", fixture, owner, f"{_mode(sync)}-after-{k}", ops,
                    quick=(k == (1 if sync else 0)))
     # one collector actor, sync: every round stacks a single actor's batch
-    # (users often start with one remote collector; every other collector
-    # of the catalog has two actors, and a mutant indexing the second of the
-    # stacked batches survived them all: ci/results/mutation)
+    # (users often start with one remote collector; the random walks have
+    # one actor but collect async, and a mutant indexing the second of the
+    # stacked batches survived every quick scenario: ci/results/mutation)
     ops = [*build(fixture, ("collector",), sync=True), op("iterate", "collector", batches=2),
            op("teardown", "collector")]
     yield make("early_break", fixture, owner, "sync-1-actor-after-2", ops, quick=True,

@@ -17,6 +17,7 @@ the committed results (the same first-pass result).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 
@@ -28,12 +29,18 @@ def load(db: Path) -> dict[str, dict]:
     """``{job id: {"passed": [...], "output": str | None, "diff": str | None}}``."""
     path = path_of(db)
     raw = json.loads(path.read_text()) if path.exists() else {}
-    return {job: rec if isinstance(rec, dict) else {"passed": list(rec), "output": None, "diff": None}
+    return {job: ({"passed": list(rec.get("passed", ())), "output": rec.get("output"),
+                   "diff": rec.get("diff")} if isinstance(rec, dict)
+                  else {"passed": list(rec), "output": None, "diff": None})
             for job, rec in raw.items()}
 
 
 def save(db: Path, records: dict[str, dict]) -> None:
-    path_of(db).write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    """Whole or not at all (``mutate report`` reads it without the shards' lock)."""
+    path = path_of(db)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
 
 
 def record(passed: list, result) -> dict:

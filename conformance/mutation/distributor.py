@@ -29,9 +29,10 @@ mutant:
    a Jepsen checker that throws: never valid either way): the mutant goes on
    to its next scenario, and a survivor's result names the unknown ones.
    A failure whose oracles depend on timing (or a hang, or a harness error)
-   is run again at once and counts only if it does not pass again
-   (``runner.needs_confirmation``); a flip is noted in the result and the
-   next scenario runs.
+   is run again at once (``runner.needs_confirmation``): a pass then is a
+   flip, noted in the result, and the next scenario runs; an error in
+   either run is unknown; two failures are a kill
+   (``runner.confirmed_outcome``).
 
 Run-time settings come from the environment (set by ``mutate run``):
 ``RLC_MUTATION_PROFILE``, ``RLC_MUTATION_SHARD`` (``I/N``: the work items
@@ -64,6 +65,8 @@ KILLED_BY = "killed by "
 #: a survivor of the first pass (``RLC_MUTATION_BUDGET``: at most that many
 #: scenarios per mutant); ``mutate run --deep`` gives it the rest
 SHALLOW = "survived-shallow: "
+#: a survivor's note of the scenarios the harness could not judge under it
+UNKNOWN = "unknown (harness error, not a kill): "
 _SHALLOW_PASSED: dict = {}  # job id -> scenarios it passed in the first pass (``--deep``)
 
 
@@ -210,7 +213,7 @@ class ScenarioDistributor(Distributor):
                 outcome = runner.outcome(catalog.find(sid))
                 if len(outcome.runs) > 1 and outcome.passed:
                     flips.append(outcome.line())
-                if outcome.unknown:  # confirmed twice; neither a kill nor a pass: go on
+                if outcome.unknown:  # neither a kill nor a pass: go on
                     unknown.append(sid)
                     flips.append(outcome.line())
                 elif outcome.killed:
@@ -232,7 +235,7 @@ def _unknown_notes(unknown: list) -> list:
     the mutant: the harness could not judge them, so they are no kill (an
     unknown is never valid) and, not having passed, a ``--deep`` pass runs
     them again."""
-    return [f"unknown (harness error, not a kill): {' '.join(unknown)}"] if unknown else []
+    return [f"{UNKNOWN}{' '.join(unknown)}"] if unknown else []
 
 
 def _diff(original: str, mutated: str, module: str) -> str:

@@ -24,8 +24,8 @@ from parso.python.tree import Name
 #: a deleted statement is a lifecycle bug rather than any bug
 TEARDOWN_FUNCTIONS = frozenset({
     "_stop_background_work", "wrapper", "_abort_construction", "_teardown", "_join_thread",
-    "_kill_actors", "_before_kill", "_after_kill", "_actors_unreachable", "__exit__",
-    "_check_open", "shutdown", "close", "release", "async_shutdown", "fence", "close_env",
+    "_kill_actors", "_before_kill", "_close_envs", "_after_kill", "_actors_unreachable",
+    "__exit__", "_check_open", "shutdown", "close", "release", "async_shutdown", "fence", "close_env",
     "_collect_in_background", "kill",
 })
 WAITS = frozenset({"join", "wait"})

@@ -177,6 +177,15 @@ def take_committed(db: Path, rows: list[dict], then: dict, now: dict,
                    "now, `mutate run --deep` runs the new scenarios on them")
 
 
+def unknown_of(output: str) -> set:
+    """The scenarios a survivor's output names as unknown (a harness error
+    under the mutant: not passed, so a deeper run gives them another go)."""
+    from conformance.mutation.distributor import UNKNOWN
+
+    return {sid for line in output.splitlines() if line.startswith(UNKNOWN)
+            for sid in line[len(UNKNOWN):].split()}
+
+
 def _on_the_grown_map(old: dict, row: dict, selection, before: set) -> str | None:
     """A committed result's output on a map that gained scenarios (None: not
     taken, its killer is no longer a scenario the map lets run)."""
@@ -190,8 +199,8 @@ def _on_the_grown_map(old: dict, row: dict, selection, before: set) -> str | Non
     covering = selection.covering(row["module"], row["line"], row["end_line"], statement)
     if old["output"].startswith(SHALLOW):  # it passed what its output lists, first pass or not
         passed = set(old["output"].splitlines()[1].split()[1:])
-    else:
-        passed = covering & before
+    else:  # every covering scenario it ran passed, but those the harness could not judge
+        passed = (covering & before) - unknown_of(old["output"])
     if covering <= passed:
         return old["output"]  # nothing new covers it
     return "\n".join([f"{SHALLOW}{len(passed & covering)} of {len(covering)} covering scenario(s) "

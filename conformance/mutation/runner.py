@@ -107,9 +107,9 @@ class ScenarioRunner:
         return entry, history
 
     def outcome(self, scenario, confirm: bool = True) -> Outcome:
-        """The scenario's verdict; a timing-sensitive failure is run again
-        and counts only if the second run fails too (a busy machine must not
-        fake a kill): the outcome is then the second run's."""
+        """The scenario's verdict; a timing-sensitive failure (or a hang, or
+        a harness error) is run again (a busy machine must not fake a kill):
+        :func:`confirmed_outcome` of the two runs."""
         entry, _ = self.run(scenario)
         result = Outcome(scenario.id, entry["verdict"], entry["oracles"], entry["duration"],
                          runs=[(entry["verdict"], entry["oracles"])])
@@ -119,14 +119,27 @@ class ScenarioRunner:
         again, _ = self.run(scenario)
         result.runs.append((again["verdict"], again["oracles"]))
         result.duration += again["duration"]
-        result.confirmed = again["verdict"] != "pass"
-        if not result.confirmed:
-            result.verdict, result.oracles = "pass", []
-        return result
+        return confirmed_outcome(result)
 
     def close(self) -> None:
         self.session.close()
         self.scratch.cleanup()
+
+
+def confirmed_outcome(result: Outcome) -> Outcome:
+    """The verdict of a result run twice (``result.runs``): a pass when the
+    second run passed; unknown (``error``) when either run was a harness
+    error, since a kill must rest on runs the harness could judge; else
+    the second run's failure."""
+    (first, _), (second, oracles) = result.runs[:2]
+    result.confirmed = second != "pass"
+    if not result.confirmed:
+        result.verdict, result.oracles = "pass", []
+    elif "error" in (first, second):
+        result.verdict, result.oracles = "error", []
+    else:
+        result.verdict, result.oracles = second, list(oracles)
+    return result
 
 
 def load_json(path) -> dict:

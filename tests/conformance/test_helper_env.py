@@ -8,30 +8,44 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import pytest
 
 from conformance import envs
 from fixtures.wait import wait_for_condition
 
 
+def _kill_if_helper(pid):
+    if envs._is_helper(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
 def test_close_stops_the_daemon_helper():
     env = gym.make(envs.HELPER_ENV_ID)
     pid = env.unwrapped.helper_pid
-    assert envs._is_helper(pid)
-    assert os.getsid(pid) == pid  # a daemon: Ray's kill of the actor would not reach it
-    env.close()
-    wait_for_condition(lambda: not envs._is_helper(pid), timeout=5,
-                       message=f"the helper (pid {pid}) still runs after close()")
+    try:
+        assert envs._is_helper(pid, env.unwrapped.helper_key)
+        assert os.getsid(pid) == pid  # a daemon: Ray's kill of the actor would not reach it
+        env.close()
+        wait_for_condition(lambda: not envs._is_helper(pid), timeout=5,
+                           message=f"the helper (pid {pid}) still runs after close()")
+    finally:
+        _kill_if_helper(pid)
 
 
-def test_close_never_signals_a_stranger_that_holds_the_helpers_pid():
+@pytest.mark.parametrize("stranger_cmd", [
+    [sys.executable, "-c", "import time; time.sleep(60)"],  # any process
+    [sys.executable, "-c", "import time; time.sleep(60)", envs.HELPER_TAG],  # another helper
+])
+def test_close_never_signals_another_process_that_holds_the_helpers_pid(stranger_cmd):
     env = gym.make(envs.HELPER_ENV_ID)
     helper = env.unwrapped.helper_pid
-    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stranger = subprocess.Popen(stranger_cmd)
     try:
         env.unwrapped.helper_pid = stranger.pid  # the helper gone, its pid reused
         env.close()
-        assert stranger.poll() is None  # still running: close() checked whose pid it was
+        with pytest.raises(subprocess.TimeoutExpired):  # still running: close() checked
+            stranger.wait(timeout=1)
     finally:
         stranger.kill()
         stranger.wait()
-        os.kill(helper, signal.SIGKILL)
+        _kill_if_helper(helper)

@@ -277,7 +277,7 @@ def test_a_harness_error_is_no_kill_and_the_mutant_goes_on_to_its_next_scenario(
     is neither killed by it nor said to have passed it; the next scenario
     runs, and a survivor names the unknown one (a shallow survivor leaves it
     out of what it passed, so ``--deep`` runs it again)."""
-    from conformance.mutation import distributor
+    from conformance.mutation import distributor, resume
 
     item, coverage, ids = _one_line_mutant(tmp_path, monkeypatch)
     run = distributor.ScenarioDistributor().one
@@ -289,6 +289,7 @@ def test_a_harness_error_is_no_kill_and_the_mutant_goes_on_to_its_next_scenario(
     assert survived.test_outcome.value == "survived" and runner.ran == ids
     assert survived.output.splitlines()[0] == "survived: 2 of 3 covering scenario(s) passed"
     assert survived.output.splitlines()[-1] == f"unknown (harness error, not a kill): {ids[0]}"
+    assert resume.unknown_of(survived.output) == {ids[0]}  # not passed, on a grown map either
     monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
     shallow = run(item, distributor.Selection(coverage, "quick"), _FakeRunner(erroring={ids[0]}),
                   float("inf"))
@@ -657,6 +658,24 @@ def test_the_first_stop_of_a_sample_interrupts_it_and_a_second_is_ignored():
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+def test_a_result_run_twice_is_a_kill_only_when_both_runs_were_judged():
+    """An error in either run (error then fail, fail then error) is unknown;
+    two failures give the second's verdict and oracles; a second pass is a pass."""
+    from conformance.mutation.runner import Outcome, confirmed_outcome
+
+    def twice(first, second):
+        runs = [(first, ["teardown_within_bound"] if first == "fail" else []),
+                (second, ["no_hang"] if second in ("fail", "hang") else [])]
+        out = confirmed_outcome(Outcome("s", first, runs[0][1], 1.0, runs=runs))
+        return out.verdict, out.oracles, out.killed
+
+    assert twice("error", "fail") == ("error", [], False)
+    assert twice("fail", "error") == ("error", [], False)
+    assert twice("error", "error") == ("error", [], False)
+    assert twice("fail", "hang") == ("hang", ["no_hang"], True)
+    assert twice("hang", "pass") == ("pass", [], False)
 
 
 def test_a_harness_error_never_keeps_a_sampled_kill():
