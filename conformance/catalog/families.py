@@ -13,8 +13,8 @@ from __future__ import annotations
 import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
-    HELPER_ENV, LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, teardowns, \
-    warm_up
+    HELPER_ENV, LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, \
+    teardowns, warm_up
 from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS
 from conformance.ops.scenario import Scenario

@@ -403,9 +403,8 @@ def cmd_report(args) -> int:
     for profile in ("quick", "full"):
         db = Path(getattr(args, f"{profile}_session") or session_path(profile))
         committed_rows = RESULTS / f"mutants-{profile}.json"
-        if db.exists():  # a shallow survivor deepened before its diff was kept: the committed one
-            profiles[profile] = report.load_session(db, json.loads(committed_rows.read_text())
-                                                    if committed_rows.exists() else None)
+        if db.exists():
+            profiles[profile] = report.load_session(db)
             then = recorded(db)  # init's record: what these results were measured on
             if then is None:
                 print(f"warning: {provenance_path(db)} is missing: the {profile} results get no "

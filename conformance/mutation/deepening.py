@@ -9,10 +9,6 @@ first-pass output and its diff. ``mutate report`` counts such a mutant as
 the shallow survivor it still is, with that diff: a stopped ``--deep`` pass
 leaves a score (a lower bound, as the first pass's), never a hole of
 pending mutants the score would leave out.
-
-A record written before the output and diff were kept is a bare list of
-the scenarios passed; ``mutate report`` then takes the output and diff from
-the committed results (the same first-pass result).
 """
 from __future__ import annotations
 
@@ -29,10 +25,8 @@ def load(db: Path) -> dict[str, dict]:
     """``{job id: {"passed": [...], "output": str | None, "diff": str | None}}``."""
     path = path_of(db)
     raw = json.loads(path.read_text()) if path.exists() else {}
-    return {job: ({"passed": list(rec.get("passed", ())), "output": rec.get("output"),
-                   "diff": rec.get("diff")} if isinstance(rec, dict)
-                  else {"passed": list(rec), "output": None, "diff": None})
-            for job, rec in raw.items()}
+    return {job: {"passed": list(rec.get("passed", ())), "output": rec.get("output"),
+                  "diff": rec.get("diff")} for job, rec in raw.items()}
 
 
 def save(db: Path, records: dict[str, dict]) -> None:

@@ -35,26 +35,19 @@ def mutant_key(module: str, row: int, col: int, operator: str, ordinal: int) -> 
     return f"{module}:{row}:{col}:{operator}:{ordinal}"
 
 
-def load_session(db: str, committed: list[dict] | None = None) -> list[dict]:
+def load_session(db: str) -> list[dict]:
     """Every mutant of the session, with a key that survives re-inits of
     unchanged code (position, operator, ordinal among same-position ones).
     A shallow survivor a ``--deep`` run has not judged yet is the shallow
-    survivor its record says (``deepening``); where the record kept no
-    output or diff, ``committed``'s first-pass row of the same key gives them."""
+    survivor its record says (``deepening``)."""
     from cosmic_ray.work_db import WorkDB, use_db
 
     from conformance.mutation import deepening
-    from conformance.mutation.distributor import SHALLOW
 
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         rows = session_rows(work_db, deepening.load(Path(db)))
-    before = {r["key"]: r for r in committed or ()
-              if (r.get("output") or "").startswith(SHALLOW)}  # the same first-pass result
     for row in rows:
-        if row.pop("deepening") and not (row["output"] and row["diff"]) and row["key"] in before:
-            row["output"] = row["output"] or before[row["key"]]["output"]
-            row["diff"] = row["diff"] or before[row["key"]]["diff"]
-        del row["job_id"]
+        del row["deepening"], row["job_id"]
     return rows
 
 

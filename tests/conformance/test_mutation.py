@@ -536,11 +536,9 @@ def test_deep_keeps_what_shallow_survivors_passed_until_their_deeper_result_is_i
         k + 1: "killed" if k == 0 else "survived" for k in range(8)}
 
 
-def test_a_deepened_survivor_recorded_without_its_diff_takes_the_committed_one(
-        cosmic_ray_path, tmp_path):
-    """A record from before the output and diff were kept (a bare list of
-    what it passed) is still a shallow survivor; its output and diff come
-    from the committed results' row of the same key."""
+def test_a_survivor_sent_deeper_without_a_record_is_pending(cosmic_ray_path, tmp_path):
+    """Only its record (what it passed, its first-pass output and diff) keeps
+    a deepened survivor in the score; without one it is pending, not judged."""
     from cosmic_ray.work_db import use_db
     from cosmic_ray.work_item import MutationSpec, WorkItem
 
@@ -549,17 +547,13 @@ def test_a_deepened_survivor_recorded_without_its_diff_takes_the_committed_one(
     db = tmp_path / "session-quick.sqlite"
     with use_db(str(db)) as work_db:
         work_db.add_work_item(WorkItem.single("j", MutationSpec("impl/m.py", "core/AddNot", 0, (3, 0), (3, 3))))
-    deepening.path_of(db).write_text(json.dumps({"j": ["a", "b"]}))
-    assert report.load_session(db)[0]["outcome"] == "survived"
-    key = "impl/m.py:3:0:core/AddNot:0"
-    committed = [{"key": key, "output": "survived-shallow: 2 of 9 covering scenario(s) passed\npassed: a b",
-                  "diff": "-x\n+not x"}]
-    (row,) = report.load_session(db, committed)
-    assert (row["key"], row["outcome"], row["output"], row["diff"]) == (
-        key, "survived", committed[0]["output"], committed[0]["diff"])
+    output = "survived-shallow: 2 of 9 covering scenario(s) passed\npassed: a b"
+    deepening.save(db, {"j": {"passed": ["a", "b"], "output": output, "diff": "-x\n+not x"}})
+    (row,) = report.load_session(db)
+    assert (row["outcome"], row["output"], row["diff"]) == ("survived", output, "-x\n+not x")
     assert deepening.passed_of(deepening.load(db)) == {"j": ["a", "b"]}
     deepening.path_of(db).unlink()
-    assert report.load_session(db)[0]["outcome"] == "pending"  # no record: not judged
+    assert report.load_session(db)[0]["outcome"] == "pending"
 
 
 def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new_scenarios_for(
