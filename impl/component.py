@@ -136,13 +136,15 @@ class RayComponent:
                 ) from exc
         if pending:
             try:
-                cluster = ray.cluster_resources()
+                cluster, available = ray.cluster_resources(), ray.available_resources()
             except Exception:
-                cluster = "unknown"
+                cluster = available = "unknown"
             raise ReadinessTimeout(
                 f"{type(self).__name__}: {len(pending)} of {len(index)} actor(s) not ready after "
-                f"{timeout} s; the requested resources {resources} are probably not satisfiable "
-                f"(cluster resources: {cluster})"
+                f"{timeout} s; requested resources {resources}, cluster resources {cluster}, available "
+                f"now {available}. A request the cluster cannot meet is never scheduled; one it can "
+                "meet means the actors' processes were slow to start (a loaded machine: pass a "
+                "larger ready_timeout)"
             )
 
     def _abort_construction(self) -> None:

@@ -109,7 +109,7 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
     not (``varies``: {id: oracles whose failure varies between its runs},
     bounded over this run and ``reruns``, reports of reruns: the row's
     ``varies`` is ``conformance.reports.varies.bound``'s answer; ``flaky``:
-    {id: (verdict cell, (K, N))}, a verdict race, ``bound_verdict``'s)."""
+    {id: known_failures.VerdictRace}, a verdict race, ``bound_verdict``'s)."""
     now = {s["id"]: s for s in now_doc["scenarios"]}
     committed = {s["id"]: s for s in committed_doc["scenarios"]}
     ids = list(ids) if ids is not None else sorted(now)
@@ -120,9 +120,9 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
         runs = [e for doc in reruns or () for e in doc["scenarios"] if e["id"] == sid]
         found = bound(now.get(sid), runs, declared)
         matches = same(committed.get(sid), now.get(sid), declared)
-        if sid in flaky and now.get(sid) is not None:
-            outcome, rate = flaky[sid]
-            allowed = {outcome, "pass"}
+        race = flaky.get(sid)
+        if race is not None and now.get(sid) is not None:
+            allowed = {race.outcome, race.otherwise}
             # a rerun's harness error says nothing of the verdict: not a run (this
             # run's error is a drift: it is never one of the declared outcomes)
             cells = [verdict_cell(now[sid], declared)] + [
@@ -130,9 +130,9 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
             matches = verdict_cell(committed.get(sid), declared) in allowed \
                 and all(c in allowed for c in cells)
             if matches:  # another verdict, in this run or a rerun, is a drift
-                found = {**found, **bound_verdict(cells, outcome, rate)}
+                found = {**found, **bound_verdict(cells, race)}
         rows.append({"id": sid, "committed": committed.get(sid), "now": now.get(sid),
-                     "varies": found, "flaky": flaky.get(sid, ("", None))[0],
+                     "varies": found, "flaky": race,
                      "same": matches and all(b.state == "varies" for b in found.values())})
     return rows
 
@@ -140,14 +140,14 @@ def compare(now_doc: dict, committed_doc: dict, ids: list[str] | None = None,
 def now_cell(row: dict) -> str:
     """This run's cell: the verdict, and a varying oracle's count when it
     failed in every run so far."""
-    bounded = describe(row.get("varies") or {}, outcome=row.get("flaky", ""))
+    bounded = describe(row.get("varies") or {}, race=row.get("flaky"))
     return verdict_cell(row["now"]) + (f" ({bounded})" if bounded else "")
 
 
 def pending(rows: list[dict]) -> list[str]:
     """Scenario-list lines of the scenarios to rerun: a varying oracle missed
     its usual outcome in each of their runs so far, fewer than ``varies.RUNS``."""
-    return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',), r.get('flaky', ''))} "
+    return [f"{r['id']}  # rerun: {describe(r['varies'], ('pending',), r.get('flaky'))} "
             f"(varies:, {RUNS} needed)" for r in rows
             if any(b.state == "pending" for b in r["varies"].values())]
 
@@ -253,11 +253,12 @@ def main(args) -> int:
 def _races(path: str) -> tuple[dict, dict]:
     """The races a scenario list declares: ``({id: {oracle: rate}}, {id:
     (verdict cell, rate)})``, the varying oracles and the verdict races
-    (``OUTCOME flaky:K/N``)."""
+    (``OUTCOME flaky:K/N [otherwise:OUTCOME]``)."""
     varies = known_failures.load_varying(path)
     _check_oracles(varies, path)
     flaky = known_failures.load_flaky(path)
-    for sid, (_, (k, n)) in flaky.items():
+    for sid, race in flaky.items():
+        k, n = race.rate
         if 2 * k == n:
             raise ValueError(f"{path}: {sid}: flaky:{k}/{n} names no usual outcome for "
                              "compare: measure more runs")

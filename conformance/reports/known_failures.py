@@ -23,6 +23,11 @@ states a verdict::
   does not use its rate.
 - ``flaky:K/N``: the failure happens in K of N runs (measured, 0 < K < N):
   a run that passes is expected too.
+- ``otherwise:OUTCOME``, with ``flaky:K/N``: the other runs have OUTCOME
+  (``fail[ORACLE,...]``, ``crash``, ...) instead of a pass, a race between
+  two failures (torchrl's ``ray-shutdown-under-thread``: ``crash  flaky:K/N
+  otherwise:fail[no_ray_restart,teardown_never_raises]``). A pass is then
+  unexpected.
 
 Anything else the scenario does (another verdict, other oracles, an
 ``error``) is a new failure. ``python -m conformance known-failures
@@ -36,11 +41,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 #: the marker of oracles whose failure varies between runs of one scenario
 VARIES = "varies:"
 #: the marker of a flaky entry: ``flaky:K/N``, the failure in K of N runs
 FLAKY = "flaky:"
+#: a flaky entry's outcome in its other runs, when it is not a pass
+OTHERWISE = "otherwise:"
 #: the verdicts an entry may expect (never ``error``: the harness's)
 EXPECTABLE = ("fail", "crash", "hang", "setup-error")
 OUTCOME = re.compile(r"^(?P<verdict>[a-z-]+)(\[(?P<oracles>[\w,]*)\])?$")
@@ -57,6 +65,15 @@ def verdict_cell(verdict: str, oracles=(), varies=frozenset()) -> str:
     return verdict
 
 
+class VerdictRace(NamedTuple):
+    """A declared verdict race: ``outcome`` (a verdict cell, ``crash`` or
+    ``fail [a, b]``) in ``rate`` = (K, N) runs, ``otherwise`` in the others."""
+
+    outcome: str
+    rate: tuple
+    otherwise: str = "pass"
+
+
 @dataclass(frozen=True)
 class Expected:
     """One known failure: the outcome a scenario is expected to have, and why."""
@@ -68,37 +85,54 @@ class Expected:
     varies: frozenset = frozenset()
     #: (K, N): the failure in K of N runs, measured
     flaky: tuple | None = None
+    #: (verdict, oracles) of the other runs of a flaky entry; None: a pass
+    otherwise: tuple | None = None
 
     def cell(self) -> str:
         return verdict_cell(self.verdict, self.oracles, self.varies)
 
+    def otherwise_cell(self) -> str | None:
+        """The other runs' verdict cell (``otherwise:``), None if they pass."""
+        return verdict_cell(*self.otherwise, self.varies) if self.otherwise else None
+
     def describe(self) -> str:
-        """``fail [a, b]`` or ``crash``, with the flaky rate if any."""
+        """``fail [a, b]`` or ``crash``, with the flaky rate (and the other
+        runs' outcome) if any."""
         rate = f" in {self.flaky[0]} of {self.flaky[1]} runs" if self.flaky else ""
-        return self.cell() + rate
+        other = f", {self.otherwise_cell()} in the others" if self.otherwise else ""
+        return self.cell() + rate + other
 
     def line(self) -> str:
         """The entry as a line of a known-failures file."""
-        outcome = (f"fail[{','.join(sorted(self.oracles))}]" if self.verdict == "fail"
-                   else self.verdict)
-        marks = [outcome]
+        marks = [outcome_mark(self.verdict, self.oracles)]
         if self.varies:
             marks.append(VARIES + ",".join(sorted(self.varies)))
         if self.flaky:
             marks.append(f"{FLAKY}{self.flaky[0]}/{self.flaky[1]}")
+        if self.otherwise:
+            marks.append(OTHERWISE + outcome_mark(*self.otherwise))
         return f"{self.id}  {'  '.join(marks)}  # {self.reason}"
 
     def as_dict(self) -> dict:
         """The report entry's ``expected``."""
         return {"verdict": self.verdict, "oracles": sorted(self.oracles),
                 "varies": sorted(self.varies),
-                "flaky": list(self.flaky) if self.flaky else None, "reason": self.reason}
+                "flaky": list(self.flaky) if self.flaky else None, "reason": self.reason,
+                **({"otherwise": {"verdict": self.otherwise[0], "oracles": sorted(self.otherwise[1])}}
+                   if self.otherwise else {})}
 
     @classmethod
     def from_dict(cls, sid: str, d: dict) -> "Expected":
         return cls(sid, d["verdict"], frozenset(d.get("oracles") or ()), d.get("reason", ""),
                    frozenset(d.get("varies") or ()),
-                   tuple(d["flaky"]) if d.get("flaky") else None)
+                   tuple(d["flaky"]) if d.get("flaky") else None,
+                   (d["otherwise"]["verdict"], frozenset(d["otherwise"]["oracles"]))
+                   if d.get("otherwise") else None)
+
+
+def outcome_mark(verdict: str, oracles=()) -> str:
+    """An outcome as an entry writes it: ``fail[a,b]``, ``crash``."""
+    return f"fail[{','.join(sorted(oracles))}]" if verdict == "fail" else verdict
 
 
 @dataclass(frozen=True)
@@ -111,6 +145,7 @@ class Line:
     flaky: tuple | None = None
     #: {varying oracle: (K, N) measured, or None}
     rates: dict = field(default_factory=dict)
+    otherwise: tuple | None = None  # (verdict, oracles) of a flaky entry's other runs
 
     @property
     def varies(self) -> frozenset:
@@ -181,23 +216,33 @@ def lines(text: str, source: str = "<known failures>"):
         if sid.count("/") < 3:
             raise ValueError(f"{where}: {sid!r} is not a scenario id "
                              "(family/fixture/owner/variant)")
-        outcome, rates, flaky = None, {}, None
+        outcome, rates, flaky, otherwise = None, {}, None, None
         for mark in marks:
             if mark.startswith(VARIES) and mark != VARIES:
                 _varying(mark, where, rates)
             elif mark.startswith(FLAKY):
                 flaky = _flaky(mark, where)
+            elif mark.startswith(OTHERWISE) and otherwise is None:
+                otherwise = _outcome(mark[len(OTHERWISE):], where)
+                if otherwise is None:
+                    raise ValueError(f"{where}: {mark!r}: write {OTHERWISE}OUTCOME, the outcome of "
+                                     "the other runs (fail[ORACLE,...], crash, hang or setup-error)")
             elif outcome is None and (found := _outcome(mark, where)) is not None:
                 outcome = found
             else:
                 raise ValueError(
                     f"{where}: {mark!r} after {sid!r}: between an id and its '#' stand its "
                     "expected outcome (fail[ORACLE,...], crash, hang or setup-error), "
-                    f"'{VARIES}ORACLE[@K/N],...' and '{FLAKY}K/N'")
+                    f"'{VARIES}ORACLE[@K/N],...', '{FLAKY}K/N' and '{OTHERWISE}OUTCOME'")
         if flaky and outcome is None:
             raise ValueError(f"{where}: a flaky entry states the failure it has in "
                              f"{flaky[0]} of {flaky[1]} runs")
-        yield Line(sid, reason, outcome, flaky, rates)
+        if otherwise and not flaky:
+            raise ValueError(f"{where}: {OTHERWISE} states the outcome of the runs a flaky entry "
+                             f"does not fail as declared: write {FLAKY}K/N too")
+        if otherwise and verdict_cell(*otherwise, rates) == verdict_cell(*outcome, rates):
+            raise ValueError(f"{where}: {OTHERWISE} repeats the entry's outcome: a race has two")
+        yield Line(sid, reason, outcome, flaky, rates, otherwise)
 
 
 def parse(text: str, source: str = "<known failures>") -> dict[str, str]:
@@ -213,11 +258,13 @@ def varying(text: str, source: str = "<known failures>") -> dict[str, dict]:
     return {e.id: e.rates for e in lines(text, source) if e.rates}
 
 
-def flaky(text: str, source: str = "<known failures>") -> dict[str, tuple]:
-    """``{scenario_id: (verdict cell, (K, N))}`` of the entries that declare
-    ``flaky:K/N``: the outcome in K of N runs, a pass in the others (a verdict
-    race; ``compare`` bounds it as ``conformance.reports.varies`` says)."""
-    return {e.id: (verdict_cell(e.outcome[0], e.outcome[1], e.varies), e.flaky)
+def flaky(text: str, source: str = "<known failures>") -> dict[str, VerdictRace]:
+    """``{scenario_id: VerdictRace}`` of the entries that declare ``flaky:K/N``:
+    the outcome in K of N runs, a pass (or ``otherwise:``'s outcome) in the
+    others (a verdict race; ``compare`` bounds it as
+    ``conformance.reports.varies`` says)."""
+    return {e.id: VerdictRace(verdict_cell(*e.outcome, e.varies), e.flaky,
+                              verdict_cell(*e.otherwise, e.varies) if e.otherwise else "pass")
             for e in lines(text, source) if e.flaky}
 
 
@@ -234,8 +281,9 @@ def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]
         verdict, oracles = e.outcome
         if e.id in out:
             raise ValueError(f"{source}: {e.id} is listed twice")
-        out[e.id] = Expected(e.id, verdict, oracles, e.reason, e.varies, e.flaky)
-    unknown = unknown_oracles(o for x in out.values() for o in x.oracles | x.varies)
+        out[e.id] = Expected(e.id, verdict, oracles, e.reason, e.varies, e.flaky, e.otherwise)
+    unknown = unknown_oracles(o for x in out.values()
+                              for o in x.oracles | x.varies | (x.otherwise or (None, frozenset()))[1])
     if unknown:
         raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
     return out
@@ -261,7 +309,7 @@ def load_varying(path: str) -> dict[str, dict]:
     return varying(_read(path), path)
 
 
-def load_flaky(path: str) -> dict[str, tuple]:
+def load_flaky(path: str) -> dict[str, VerdictRace]:
     return flaky(_read(path), path)
 
 

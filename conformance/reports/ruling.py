@@ -8,7 +8,8 @@ failure; listed, the outcome its entry states (the verdict, and a ``fail``'s
 oracles), a known failure; listed and anything else (another verdict,
 other oracles, an ``error``: the harness's, never expected), a new failure;
 listed and passing, an unexpected pass (the entry is to be removed), or for
-a flaky entry a pass it allows. The known failures are the report's own
+a flaky entry a pass it allows; a flaky entry with ``otherwise:`` (a race
+between two failures) allows either failure and no pass. The known failures are the report's own
 (each entry's ``expected``, as the run read its file), or a file given to
 re-decide a report without running it again.
 """
@@ -33,14 +34,14 @@ def outcome(entry: dict, expected: Expected | None) -> tuple[str, str]:
     if expected is None:
         return (NEW, "") if verdict in BAD else (verdict, "")
     if verdict == "pass":
-        return (FLAKY_PASS if expected.flaky else UNEXPECTED_PASS), ""
+        return (FLAKY_PASS if expected.flaky and not expected.otherwise else UNEXPECTED_PASS), ""
     if verdict not in BAD:
         return verdict, ""
     now = verdict_cell(verdict, entry.get("oracles") or (), expected.varies)
     if verdict == "error":
         return NEW, (f"listed as {expected.describe()}, but an error is the harness's: it could "
                      "not observe the scenario, never an expected failure")
-    if now != expected.cell():
+    if now not in (expected.cell(), expected.otherwise_cell()):
         return NEW, f"listed as {expected.describe()}, now {now}"
     return KNOWN, ""
 

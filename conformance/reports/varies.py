@@ -32,11 +32,18 @@ A scenario's *verdict* may race too (``exit/*/*/background-running`` of
 torchrl crashes at the interpreter exit in some runs and passes in the
 others): declared ``crash  flaky:K/N`` (the outcome in K of N runs, a pass
 otherwise), it is bounded the same way by ``bound_verdict``; both sides'
-verdicts must be one of the two.
+verdicts must be one of the two. A race between two failures names the
+other runs' outcome: ``crash  flaky:K/N  otherwise:fail[ORACLE,...]``
+(torchrl's ``background/multinode/user/ray-shutdown-under-thread``: its
+thread segfaulted in Ray's ``CoreWorker::Wait`` in one CI run of 2026-11-27,
+``fail`` in the others).
 """
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
+
+if TYPE_CHECKING:
+    from conformance.reports.known_failures import VerdictRace
 
 #: runs that must all miss a varying oracle's usual outcome for a drift
 RUNS = 5
@@ -87,27 +94,33 @@ def bound(now: dict | None, reruns: list, rates: Mapping) -> dict:
 VERDICT = "verdict"
 
 
-def bound_verdict(cells: list[str], outcome: str, rate: tuple) -> dict:
+def bound_verdict(cells: list[str], race: "VerdictRace") -> dict:
     """``{VERDICT: Bounded}`` when the first of ``cells`` (this run's verdict
     cell, then its reruns', every run counting) is not the usual outcome of
-    a declared verdict race (``outcome`` in K of N runs, ``flaky:K/N``, a
-    pass otherwise); ``failed`` counts the runs with ``outcome``."""
-    usual = outcome if usually_fails(rate) else "pass"
+    a declared verdict race (``race.outcome`` in K of N runs, ``flaky:K/N``,
+    ``race.otherwise`` in the others, a pass unless declared); ``failed``
+    counts the runs with ``race.outcome``."""
+    usual = usual_cell(race)
     if not cells or cells[0] == usual:
         return {}
     n_usual = sum(c == usual for c in cells)
     state = "varies" if n_usual else "drift" if len(cells) >= RUNS else "pending"
-    return {VERDICT: Bounded(state, sum(c == outcome for c in cells), len(cells),
-                             usually_fails(rate))}
+    return {VERDICT: Bounded(state, sum(c == race.outcome for c in cells), len(cells),
+                             usually_fails(race.rate))}
 
 
-def describe(found: dict, states=("drift", "pending"), outcome: str = "") -> str:
+def usual_cell(race: "VerdictRace") -> str:
+    """The verdict cell a declared verdict race has in most runs."""
+    return race.outcome if usually_fails(race.rate) else race.otherwise
+
+
+def describe(found: dict, states=("drift", "pending"), race: "VerdictRace | None" = None) -> str:
     """"clean_stderr failed in 5 of 5 runs, usually passing" for the oracles
-    in ``states`` (the usual outcome as declared); a verdict race as
-    "crash in 0 of 5 runs, usually crash" (``outcome``: its verdict cell)."""
+    in ``states`` (the usual outcome as declared); a verdict race (``race``)
+    as "crash in 0 of 5 runs, usually crash"."""
     return "; ".join(
-        f"{outcome} in {b.failed} of {b.runs} runs, usually "
-        f"{outcome if b.usually_fails else 'pass'}" if o == VERDICT else
+        f"{race.outcome} in {b.failed} of {b.runs} runs, usually {usual_cell(race)}"
+        if o == VERDICT else
         f"{o} failed in {b.failed} of {b.runs} runs, usually "
         f"{'failing' if b.usually_fails else 'passing'}"
         for o, b in found.items() if b.state in states)

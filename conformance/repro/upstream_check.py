@@ -628,14 +628,18 @@ MAX_RUNS = 10
 def declared_rate(finding: dict, rates: dict) -> tuple[int, int] | None:
     """The rate (K, N) at which the finding's scenario showed it in the
     suite's runs, as a races file declares it (``varies:ORACLE@K/N``, or a
-    verdict's ``flaky:K/N``); None: not declared, it is expected every run."""
+    verdict's ``flaky:K/N``, N-K of N for its ``otherwise:`` outcome); None:
+    not declared, it is expected every run."""
     varying, flaky = rates.get("varying", {}), rates.get("flaky", {})
     rate = (varying.get(finding["id"]) or {}).get(finding["oracle"])
-    if rate is None and finding["id"] in flaky:
-        cell, k_n = flaky[finding["id"]]  # "crash", or "fail [oracle, ...]"
-        verdict, _, oracles = cell.partition(" ")
-        if verdict == finding["verdict"] and (not oracles or finding["oracle"] in re.findall(r"\w+", oracles)):
-            rate = k_n
+    race = flaky.get(finding["id"]) if rate is None else None
+    if race is not None:
+        k, n = race.rate
+        for cell, k_n in ((race.outcome, (k, n)), (race.otherwise, (n - k, n))):
+            verdict, _, oracles = cell.partition(" ")  # "crash", or "fail [oracle, ...]"
+            if verdict == finding["verdict"] and (not oracles or finding["oracle"] in re.findall(r"\w+", oracles)):
+                rate = k_n
+                break
     return tuple(rate) if rate else None
 
 

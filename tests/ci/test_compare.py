@@ -344,6 +344,47 @@ def test_a_declared_verdict_race_is_bounded_by_its_usual_verdict(tmp_path):
     assert code == 2 and "names no usual outcome" in text, text
 
 
+def test_a_race_between_two_failures_allows_either_and_no_pass(tmp_path):
+    """``crash  flaky:K/N  otherwise:fail[...]`` (torchrl's
+    ray-shutdown-under-thread crashed in one CI run of 2026-11-27, failed in
+    the others): FAILING (committed ``fail [no_ray_restart]``) may crash; a
+    crash, the rarer outcome, waits for a rerun with the usual fail; a pass
+    is neither outcome."""
+    from conformance.reports.varies import RUNS
+
+    races = tmp_path / "varies.txt"
+    races.write_text(f"{FAILING}  crash  flaky:1/20  otherwise:fail[no_ray_restart]  # a race\n")
+    base = committed()
+    assert entry(base, FAILING)["verdict"] == "fail"
+    code, text = cli("compare", write(tmp_path, base), "--against", COMMITTED,
+                     "--varies-from", races)
+    assert code == 0 and "compare: passed" in text, text  # the usual outcome
+    crashed = copy.deepcopy(base)
+    entry(crashed, FAILING).update(verdict="crash", oracles=["no_crash"])
+    code, text = cli("compare", write(tmp_path, crashed, "crash.json"), "--against",
+                     COMMITTED, "--varies-from", races, "--pending")
+    assert text.splitlines() == [
+        f"{FAILING}  # rerun: crash in 1 of 1 runs, usually fail [no_ray_restart] "
+        f"(varies:, {RUNS} needed)"], text
+    code, text = cli("compare", write(tmp_path, crashed, "crash.json"), "--against",
+                     COMMITTED, "--varies-from", races, "--reruns", write(tmp_path, base, "r.json"))
+    assert code == 0 and "compare: passed" in text, text
+    reruns = [write(tmp_path, crashed, f"rerun-{k}.json") for k in range(RUNS - 1)]
+    code, text = cli("compare", write(tmp_path, crashed, "crash.json"), "--against",
+                     COMMITTED, "--varies-from", races, "--reruns", *reruns)
+    assert code == 1 and f"crash in {RUNS} of {RUNS} runs, usually fail [no_ray_restart]" in text, text
+    passing = copy.deepcopy(base)
+    entry(passing, FAILING).update(verdict="pass", oracles=[])
+    code, text = cli("compare", write(tmp_path, passing, "pass.json"), "--against", COMMITTED,
+                     "--varies-from", races)
+    assert code == 1 and "compare: FAILED: 1 of" in text, text  # neither crash nor the fail
+    other = copy.deepcopy(base)
+    entry(other, FAILING).update(oracles=["no_ray_restart", "no_leftover_actor"])
+    code, text = cli("compare", write(tmp_path, other, "other.json"), "--against", COMMITTED,
+                     "--varies-from", races)
+    assert code == 1 and "compare: FAILED: 1 of" in text, text  # another fail
+
+
 def test_the_committed_races_file_reads_against_the_committed_matrix():
     """ci/results/torchrl/varies.txt: every line parses, names oracles that
     exist and scenarios of the committed matrix, with a rate. The matrix

@@ -121,6 +121,27 @@ def test_a_flaky_entry_allows_its_failure_or_a_pass_and_nothing_else(tmp_path):
         known(f"{BROKEN}  fail[teardown_never_raise]  # a typo")
 
 
+def test_a_race_between_two_failures_allows_either_and_no_pass(tmp_path):
+    line = f"{BROKEN}  crash  flaky:1/9  otherwise:fail[teardown_never_raises]  # a race (measured)\n"
+    race = known(line)
+    assert race[BROKEN].otherwise == ("fail", frozenset({"teardown_never_raises"}))
+    assert race[BROKEN].line() == line.rstrip("\n")
+    for outcome, code_wanted, said in (
+            (("crash", ["no_crash"]), 0, "1 known failure(s) still failing"),
+            (("fail", ["teardown_never_raises"]), 0, "1 known failure(s) still failing"),
+            (("pass", []), 0, f"unexpected pass: {BROKEN}"),
+            (("fail", ["no_leak"]), 1, "listed as crash in 1 of 9 runs, fail [teardown_never_raises] "
+                                       "in the others, now fail [no_leak]")):
+        code, text = cli("gate", write(tmp_path, run_report({BROKEN: outcome}, known=race)))
+        assert code == code_wanted and said in text, (outcome, text)
+    for bad, match in ((f"crash  otherwise:fail[teardown_never_raises]", "write flaky:K/N too"),
+                       (f"crash  flaky:1/9  otherwise:crash", "repeats the entry's outcome"),
+                       (f"crash  flaky:1/9  otherwise:pass", "not a failure"),
+                       (f"crash  flaky:1/9  otherwise:fail[no_such]", "no such oracle")):
+        with pytest.raises(ValueError, match=match):
+            known(f"{BROKEN}  {bad}  # x")
+
+
 # -- #29.6: the claim -----------------------------------------------------------------------
 
 def test_a_report_that_covers_less_than_the_claim_fails_whatever_its_skip_count(tmp_path):

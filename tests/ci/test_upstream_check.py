@@ -705,11 +705,12 @@ def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
     """torchrl's killed/*/user/buffer-sigkill>teardown: others_untouched in 3
     of 9 runs (varies.txt). Up to runs_for(3/9) = 8 runs (all 8 miss with
     probability 4 %), read here from kept outputs: the third shows it."""
+    from conformance.reports.known_failures import VerdictRace
     from conformance.repro.upstream_check import (check_dir, declared_rate, runs_for,
                                                   save_output)
 
     rates = {"varying": {"killed/local/user/buffer-sigkill>teardown": {"others_untouched": (3, 9)}},
-             "flaky": {"exit/multinode/user/background-running": ("crash", (2, 7))}}
+             "flaky": {"exit/multinode/user/background-running": VerdictRace("crash", (2, 7))}}
     found = dict(TORCHRL_24, id="killed/local/user/buffer-sigkill>teardown")
     assert declared_rate(found, rates) == (3, 9) and runs_for((3, 9)) == 8
     assert runs_for((1, 7)) == 10 and runs_for(None) == 1 and runs_for((9, 9)) == 1
@@ -717,10 +718,15 @@ def test_a_declared_race_gets_runs_until_one_shows_it(tmp_path):
              "oracle": "no_crash"}
     assert declared_rate(crash, rates) == (2, 7)
     assert declared_rate(dict(crash, verdict="fail"), rates) is None
-    failing = {"flaky": {"x/local/user/y": ("fail [clean_stderr, no_leak]", (2, 7))}}
+    failing = {"flaky": {"x/local/user/y": VerdictRace("fail [clean_stderr, no_leak]", (2, 7))}}
     fail = {"id": "x/local/user/y", "verdict": "fail", "oracle": "no_leak"}
     assert declared_rate(fail, failing) == (2, 7)
     assert declared_rate(dict(fail, oracle="peer_ok"), failing) is None
+    # a race between two failures: the other one is shown in the other 5 of 7 runs
+    two = {"flaky": {"x/local/user/y": VerdictRace("crash", (2, 7), "fail [no_ray_restart]")}}
+    assert declared_rate(dict(fail, oracle="no_ray_restart"), two) == (5, 7)
+    assert declared_rate(dict(crash, id="x/local/user/y"), two) == (2, 7)
+    assert declared_rate(fail, two) is None
 
     bodies, kept = tmp_path / "bodies", tmp_path / "kept"
     bodies.mkdir()

@@ -15,6 +15,15 @@ import psutil
 import ray
 
 
+# The readiness wait every test's component gets unless the test is about that
+# wait (the reference's default is 30 s). On CI (stop 37, 2026-11-27), beside
+# the waits_for_deadline lane and the RLlib/Tianshou venv builds, two tests
+# failed with ReadinessTimeout: 0.5-CPU eval and collector actors of an idle
+# 4-CPU cluster were not ready within 30 s. A slow actor start is not what
+# these tests judge; a start that never comes still fails, after this long.
+READY_TIMEOUT = 120.0
+
+
 def ray_temp_dir() -> str:
     return f"/tmp/rlc-impl-{os.getpid()}"
 

@@ -10,8 +10,8 @@ import torch
 from tensordict import TensorDict
 
 from impl import ActorNotReadyError, BackgroundWorkError, ComponentClosedError, RayCollector, RayReplayBuffer
-from impl_support import BrokenCartPole, actor_state, always_one, cartpole, linear_policy, live_actors, \
-    threads_since, wait_until
+from impl_support import READY_TIMEOUT, BrokenCartPole, actor_state, always_one, cartpole, linear_policy, \
+    live_actors, threads_since, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -20,6 +20,7 @@ SMALL = {"num_cpus": 0.5}
 
 def collector(track, *args, **kwargs):
     kwargs.setdefault("remote_configs", SMALL)
+    kwargs.setdefault("ready_timeout", READY_TIMEOUT)
     return track(RayCollector(*args, **kwargs))
 
 
@@ -126,7 +127,7 @@ def test_random_policy_has_no_weights_to_update(track):
 
 
 def test_replay_buffer_mode_yields_progress_and_fills_the_buffer(track):
-    rb = track(RayReplayBuffer(1000, batch_size=8))
+    rb = track(RayReplayBuffer(1000, batch_size=8, ready_timeout=READY_TIMEOUT))
     col = collector(track, "CartPole-v1", frames_per_batch=64, total_frames=256, num_collectors=2,
                     sync=True, replay_buffer=rb)
     handles = col.remote_collectors()
@@ -140,7 +141,7 @@ def test_replay_buffer_mode_yields_progress_and_fills_the_buffer(track):
 
 
 def test_start_collects_in_the_background_until_shutdown(track):
-    rb = track(RayReplayBuffer(10_000))
+    rb = track(RayReplayBuffer(10_000, ready_timeout=READY_TIMEOUT))
     col = collector(track, "CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb)
     threads_before = set(threading.enumerate())
     col.start()
@@ -160,7 +161,7 @@ def test_start_collects_in_the_background_until_shutdown(track):
 
 
 def test_start_stops_and_shuts_down_at_total_frames(track):
-    rb = track(RayReplayBuffer(1000))
+    rb = track(RayReplayBuffer(1000, ready_timeout=READY_TIMEOUT))
     col = collector(track, "CartPole-v1", frames_per_batch=32, total_frames=256, num_collectors=2, replay_buffer=rb)
     threads_before = set(threading.enumerate())
     col.start()
@@ -173,7 +174,7 @@ def test_start_stops_and_shuts_down_at_total_frames(track):
 
 
 def test_an_env_error_under_start_is_raised_by_every_later_call(track):
-    rb = track(RayReplayBuffer(10_000))
+    rb = track(RayReplayBuffer(10_000, ready_timeout=READY_TIMEOUT))
     col = collector(track, BrokenCartPole(at=40, how="raise"), frames_per_batch=32, num_collectors=2,
                     replay_buffer=rb)
     col.start()
@@ -195,7 +196,7 @@ def test_an_env_error_under_start_is_raised_by_every_later_call(track):
 def test_an_actor_death_under_start_surfaces_and_shutdown_logs_it_if_no_call_did(track, caplog):
     from ray.exceptions import RayActorError
 
-    rb = track(RayReplayBuffer(10_000))
+    rb = track(RayReplayBuffer(10_000, ready_timeout=READY_TIMEOUT))
     col = collector(track, "CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb)
     col.start()
     assert wait_until(lambda: rb.write_count >= 64, timeout=30)
@@ -220,13 +221,14 @@ def test_start_needs_a_replay_buffer(track):
 
 def test_unknown_env_id_fails_construction_and_leaves_no_actor():
     with pytest.raises(ActorNotReadyError, match="Nope-v9"):
-        RayCollector("Nope-v9", frames_per_batch=16, num_collectors=2, remote_configs=SMALL)
+        RayCollector("Nope-v9", frames_per_batch=16, num_collectors=2, remote_configs=SMALL,
+                     ready_timeout=READY_TIMEOUT)
     assert not live_actors()
 
 
 def test_constructing_on_a_closed_buffer_fails(track):
-    rb = RayReplayBuffer(10)
+    rb = RayReplayBuffer(10, ready_timeout=READY_TIMEOUT)
     rb.close()
     with pytest.raises(ComponentClosedError, match="RayReplayBuffer is closed"):
-        RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb)
+        RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, ready_timeout=READY_TIMEOUT)
     assert not live_actors()

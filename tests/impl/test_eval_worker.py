@@ -7,6 +7,7 @@ from tensordict import TensorDict
 
 from impl import ActorNotReadyError, ComponentClosedError, RayEvalWorker
 from impl_support import (
+    READY_TIMEOUT,
     actor_state,
     cartpole,
     constant_policy_maker,
@@ -21,7 +22,7 @@ NS = "rlc-impl-tests"
 
 
 def test_submit_and_poll_return_the_episode_return_and_length(track):
-    worker = track(RayEvalWorker(None, cartpole, constant_policy_maker, num_cpus=0.5))
+    worker = track(RayEvalWorker(None, cartpole, constant_policy_maker, num_cpus=0.5, ready_timeout=READY_TIMEOUT))
     assert worker.poll() is None  # nothing submitted
     worker.submit(None, max_steps=500)
     result = worker.poll(timeout=30)
@@ -36,7 +37,8 @@ def test_submit_and_poll_return_the_episode_return_and_length(track):
 
 
 def test_init_fn_runs_first_and_submitted_weights_are_loaded(track):
-    worker = track(RayEvalWorker(record_torch_imported, "CartPole-v1", linear_module_policy, num_cpus=0.5))
+    worker = track(RayEvalWorker(record_torch_imported, "CartPole-v1", linear_module_policy, num_cpus=0.5,
+                                 ready_timeout=READY_TIMEOUT))
     handle = worker._actors[0]
     assert ray.get(handle.__ray_call__.remote(lambda self: __import__("os").environ["IMPL_TEST_TORCH_BEFORE_INIT"])) == "False"
     policy = linear_module_policy(None)
@@ -50,7 +52,8 @@ def test_init_fn_runs_first_and_submitted_weights_are_loaded(track):
 
 
 def test_named_worker_from_name_handle_does_not_own_the_actor(track):
-    owner = track(RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev", namespace=NS, num_cpus=0.5))
+    owner = track(RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev", namespace=NS, num_cpus=0.5,
+                                ready_timeout=READY_TIMEOUT))
     assert owner.owns_actor
     handle = owner._actors[0]
     other = track(RayEvalWorker.from_name("ev", namespace=NS))
@@ -69,9 +72,11 @@ def test_named_worker_from_name_handle_does_not_own_the_actor(track):
 
 
 def test_taken_name_and_unknown_name_fail_cleanly(track):
-    owner = track(RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev2", namespace=NS, num_cpus=0.5))
+    owner = track(RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev2", namespace=NS, num_cpus=0.5,
+                                ready_timeout=READY_TIMEOUT))
     with pytest.raises(ValueError, match="ev2"):
-        RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev2", namespace=NS, num_cpus=0.5)
+        RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev2", namespace=NS, num_cpus=0.5,
+                      ready_timeout=READY_TIMEOUT)
     with pytest.raises(ValueError, match="missing"):
         RayEvalWorker.from_name("missing", namespace=NS)
     assert owner.is_alive() and len(live_actors()) == 1
@@ -80,7 +85,8 @@ def test_taken_name_and_unknown_name_fail_cleanly(track):
 
 def test_unknown_env_id_fails_construction_and_leaves_no_actor():
     with pytest.raises(ActorNotReadyError, match="Nope-v3"):
-        RayEvalWorker(None, "Nope-v3", constant_policy_maker, name="ev3", namespace=NS, num_cpus=0.5)
+        RayEvalWorker(None, "Nope-v3", constant_policy_maker, name="ev3", namespace=NS, num_cpus=0.5,
+                      ready_timeout=READY_TIMEOUT)
     assert not live_actors()
     with pytest.raises(ValueError):
         ray.get_actor("ev3", namespace=NS)

@@ -12,17 +12,17 @@ import sys
 import textwrap
 
 from conftest import REPO, ray_init_kwargs
-from impl_support import assert_no_ray_processes
+from impl_support import READY_TIMEOUT, assert_no_ray_processes
 
-SCRIPT = textwrap.dedent("""
+SCRIPT = f"READY_TIMEOUT = {READY_TIMEOUT!r}\n" + textwrap.dedent("""
     import atexit, json, sys, time
     import ray
     from impl import RayCollector, RayReplayBuffer
 
     ray.init(**json.loads(sys.argv[1]))
-    buffer = RayReplayBuffer(1000, remote_config={"num_cpus": 0.5})
+    buffer = RayReplayBuffer(1000, remote_config={"num_cpus": 0.5}, ready_timeout=READY_TIMEOUT)
     collector = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=buffer,
-                             remote_configs={"num_cpus": 0.5})
+                             remote_configs={"num_cpus": 0.5}, ready_timeout=READY_TIMEOUT)
     collector.start()
     while len(buffer) < 32:
         time.sleep(0.05)

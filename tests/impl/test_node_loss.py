@@ -9,7 +9,7 @@ import ray
 from ray.cluster_utils import Cluster
 
 from impl import ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer
-from impl_support import constant_policy_maker, timed, wait_until
+from impl_support import READY_TIMEOUT, constant_policy_maker, timed, wait_until
 
 ON_NODE_B = {"resources": {"node_b": 0.1}}
 
@@ -37,9 +37,11 @@ def two_nodes(own_ray, monkeypatch):
 def test_components_on_a_lost_node_report_dead_and_tear_down(two_nodes):
     cluster, node_b = two_nodes
     components = [
-        RayReplayBuffer(100, remote_config=ON_NODE_B),
-        RayCollector("CartPole-v1", frames_per_batch=16, num_collectors=2, remote_configs={"num_cpus": 0.5, **ON_NODE_B}),
-        RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5, **ON_NODE_B),
+        RayReplayBuffer(100, remote_config=ON_NODE_B, ready_timeout=READY_TIMEOUT),
+        RayCollector("CartPole-v1", frames_per_batch=16, num_collectors=2, remote_configs={"num_cpus": 0.5, **ON_NODE_B},
+                     ready_timeout=READY_TIMEOUT),
+        RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5, **ON_NODE_B,
+                      ready_timeout=READY_TIMEOUT),
     ]
     assert all(c.is_alive() for c in components)
     cluster.remove_node(node_b, allow_graceful=False)

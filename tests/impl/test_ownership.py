@@ -7,17 +7,19 @@ import pytest
 import ray
 
 from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer
-from impl_support import Sentinel, constant_policy_maker, ray_processes, threads_since, timed, wait_until
+from impl_support import READY_TIMEOUT, Sentinel, constant_policy_maker, ray_processes, threads_since, timed, \
+    wait_until
 
 SMALL = {"num_cpus": 0.5}
 
 
 def test_component_that_started_ray_shuts_it_down_only_on_request(own_ray):
-    rb = RayReplayBuffer(10, ray_init_config=own_ray)
+    rb = RayReplayBuffer(10, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT)
     assert ray.is_initialized() and rb._lease.started_ray
     rb.close()  # default: Ray keeps running
     assert ray.is_initialized()
-    col = RayCollector("CartPole-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL)
+    col = RayCollector("CartPole-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL,
+                       ready_timeout=READY_TIMEOUT)
     assert not col._lease.started_ray and col._lease.runtime_started_here
     col.shutdown(shutdown_ray=True)  # last holder of a runtime this library started
     assert not ray.is_initialized()
@@ -26,9 +28,10 @@ def test_component_that_started_ray_shuts_it_down_only_on_request(own_ray):
 def test_ray_found_running_is_never_shut_down(own_ray):
     ray.init(**own_ray)
     sentinel = Sentinel.remote()
-    rb = RayReplayBuffer(100)
-    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL)
-    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5)
+    rb = RayReplayBuffer(100, ready_timeout=READY_TIMEOUT)
+    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL,
+                       ready_timeout=READY_TIMEOUT)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5, ready_timeout=READY_TIMEOUT)
     assert not any(c._lease.started_ray or c._lease.runtime_started_here for c in (rb, col, ev))
     col.shutdown(shutdown_ray=True)
     ev.shutdown(shutdown_ray=True)
@@ -39,8 +42,9 @@ def test_ray_found_running_is_never_shut_down(own_ray):
 
 
 def test_shutdown_ray_is_deferred_while_the_buffer_holds_ray(own_ray):
-    rb = RayReplayBuffer(1000, ray_init_config=own_ray)
-    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL)
+    rb = RayReplayBuffer(1000, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT)
+    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL,
+                       ready_timeout=READY_TIMEOUT)
     for i, _ in enumerate(col):
         if i == 3:
             break
@@ -54,7 +58,8 @@ def test_shutdown_ray_is_deferred_while_the_buffer_holds_ray(own_ray):
 
 def test_failed_constructor_gives_back_the_ray_it_started(own_ray):
     with pytest.raises(ActorNotReadyError, match="Nope-v1"):
-        RayCollector("Nope-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL)
+        RayCollector("Nope-v1", frames_per_batch=16, ray_init_config=own_ray, remote_configs=SMALL,
+                     ready_timeout=READY_TIMEOUT)
     assert not ray.is_initialized()
 
 
@@ -70,9 +75,11 @@ SEQUENCES = [
 
 @pytest.mark.parametrize("sequence", SEQUENCES, ids="-".join)
 def test_teardown_in_any_order_with_ray_shutdown(sequence, own_ray):
-    rb = RayReplayBuffer(10_000, ray_init_config=own_ray)
-    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL)
-    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev", namespace="own", num_cpus=0.5)
+    rb = RayReplayBuffer(10_000, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT)
+    col = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb, remote_configs=SMALL,
+                       ready_timeout=READY_TIMEOUT)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, name="ev", namespace="own", num_cpus=0.5,
+                       ready_timeout=READY_TIMEOUT)
     threads_before = set(threading.enumerate())
     col.start()
     assert wait_until(lambda: rb.write_count > 0, timeout=30)
@@ -100,9 +107,10 @@ def test_teardown_in_any_order_with_ray_shutdown(sequence, own_ray):
 
 
 def test_use_after_ray_shutdown_raises_closed_without_restarting_ray(own_ray):
-    rb = RayReplayBuffer(100, ray_init_config=own_ray)
-    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL)
-    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5)
+    rb = RayReplayBuffer(100, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT)
+    col = RayCollector("CartPole-v1", frames_per_batch=16, replay_buffer=rb, remote_configs=SMALL,
+                       ready_timeout=READY_TIMEOUT)
+    ev = RayEvalWorker(None, "CartPole-v1", constant_policy_maker, num_cpus=0.5, ready_timeout=READY_TIMEOUT)
     ray.shutdown()
     calls = [lambda: rb.extend(None), lambda: rb.client(), col.start, lambda: col.update_policy_weights_({}),
              lambda: ev.submit(None, 5)]

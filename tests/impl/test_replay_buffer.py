@@ -8,7 +8,7 @@ import torch
 from tensordict import TensorDict
 
 from impl import RayCollector, RayReplayBuffer
-from impl_support import write_through
+from impl_support import READY_TIMEOUT, write_through
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -18,7 +18,7 @@ def rows(start, stop):
 
 
 def test_extend_add_sample_len_and_write_count(track):
-    rb = track(RayReplayBuffer(100, batch_size=5))
+    rb = track(RayReplayBuffer(100, batch_size=5, ready_timeout=READY_TIMEOUT))
     assert len(rb) == 0 and rb.write_count == 0
     assert rb.extend(rows(0, 10)) == 10
     rb.add(TensorDict(x=torch.tensor(10.0), batch_size=[]))
@@ -31,7 +31,7 @@ def test_extend_add_sample_len_and_write_count(track):
 
 
 def test_writes_are_circular_beyond_capacity(track):
-    rb = track(RayReplayBuffer(10, batch_size=200))
+    rb = track(RayReplayBuffer(10, batch_size=200, ready_timeout=READY_TIMEOUT))
     rb.extend(rows(0, 7))
     rb.extend(rows(7, 25))  # wider than the capacity: only the last 10 rows stay
     assert len(rb) == 10 and rb.write_count == 25
@@ -40,7 +40,7 @@ def test_writes_are_circular_beyond_capacity(track):
 
 
 def test_sample_errors_are_clear(track):
-    rb = track(RayReplayBuffer(10))
+    rb = track(RayReplayBuffer(10, ready_timeout=READY_TIMEOUT))
     with pytest.raises(ValueError, match="batch_size"):
         rb.sample()
     with pytest.raises(RuntimeError, match="empty"):
@@ -49,7 +49,7 @@ def test_sample_errors_are_clear(track):
 
 
 def test_client_is_picklable_and_writes_from_another_process(track):
-    rb = track(RayReplayBuffer(100))
+    rb = track(RayReplayBuffer(100, ready_timeout=READY_TIMEOUT))
     client = rb.client()
     assert ray.get(write_through.remote(client, 6)) == 6
     clone = pickle.loads(pickle.dumps(client))
@@ -59,9 +59,9 @@ def test_client_is_picklable_and_writes_from_another_process(track):
 
 
 def test_data_survives_the_collector_shutdown(track):
-    rb = track(RayReplayBuffer(1000))
+    rb = track(RayReplayBuffer(1000, ready_timeout=READY_TIMEOUT))
     col = track(RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, replay_buffer=rb,
-                             remote_configs={"num_cpus": 0.5}))
+                             remote_configs={"num_cpus": 0.5}, ready_timeout=READY_TIMEOUT))
     for i, _ in enumerate(col):
         if i == 3:
             break

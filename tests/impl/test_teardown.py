@@ -14,8 +14,8 @@ import torch
 from tensordict import TensorDict
 
 from impl import ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer, ReadinessTimeout
-from impl_support import BrokenCartPole, actor_state, constant_policy_maker, live_actors, timed, \
-    wait_until
+from impl_support import READY_TIMEOUT, BrokenCartPole, actor_state, constant_policy_maker, live_actors, \
+    timed, wait_until
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -26,6 +26,7 @@ ROW = TensorDict(x=torch.zeros(3), batch_size=[3])
 
 
 def make(kind, track, resources=SMALL, **kwargs):
+    kwargs.setdefault("ready_timeout", READY_TIMEOUT)
     if kind == "collector":
         c = RayCollector("CartPole-v1", frames_per_batch=32, num_collectors=2, remote_configs=resources, **kwargs)
     elif kind == "buffer":
@@ -151,7 +152,7 @@ def test_teardown_of_a_hung_actor_respects_the_bound(kind, track):
 
 def test_poll_and_teardown_keep_their_bounds_while_the_episode_in_flight_hangs(track):
     worker = track(RayEvalWorker(None, BrokenCartPole(at=5, how="hang"), constant_policy_maker,
-                                 num_cpus=0.5))
+                                 num_cpus=0.5, ready_timeout=READY_TIMEOUT))
     handles = actors(worker)
     worker.submit(None, 50)
     for timeout in (0.0, 0.5, 1.0):
