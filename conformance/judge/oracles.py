@@ -23,7 +23,7 @@ from conformance.judge.conventions import not_checked
 from conformance.judge.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
 from conformance.ops.runtime_watch import session_of
-from conformance.ops.verbs import HARNESS, VERBS
+from conformance.ops.verbs import HARNESS, UNKNOWN_ENV_ID, VERBS
 from conformance.ops.scenario import Scenario
 from fixtures.watchdog import WATCHDOG_LINE
 
@@ -34,6 +34,16 @@ GENERIC_ERRORS = {
     "builtins.UnboundLocalError", "builtins.NotImplementedError",
 }
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
+#: how an error's message says that an env id is not registered: gymnasium's
+#: ``NameNotFound: Environment `RlcNoSuchEnv` doesn't exist.`` (what the
+#: reference, RLlib and Tianshou raise, measured in their committed results),
+#: or "not found", "not registered", "no such", "unknown env". Words, not an
+#: identifier: a message that quotes a traceback's source line
+#: (``raise error.NameNotFound(``) does not say what went wrong.
+MISSING_WORDS = re.compile(r"doesn'?t exist|does not exist|\bnot found|not registered|\bno such|"
+                           r"unknown env", re.I)
+#: the name of the unknown env, without the version an error may leave out
+UNKNOWN_ENV_NAME = UNKNOWN_ENV_ID.rsplit("-v", 1)[0]
 BOUND_SLACK = 0.25
 #: seconds within which what a signal raises must come out of the op it was
 #: sent into: Ray's own blocking calls (ray.get, ray.wait without a timeout)
@@ -1356,6 +1366,9 @@ def fails_clearly(run: Run) -> list[Finding]:
         unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
         if e["type"] in unclear:
             out.append(at(r, f"raised an unclear {e['type']}: {e['message'][:200]}"))
+        elif args.get("fail") in ("unknown_env", "one_unknown_env") and not names_the_missing_env(e):
+            out.append(at(r, f"raised {e['type']} without saying that env {UNKNOWN_ENV_ID!r} does not "
+                             f"exist (the cause the user must fix): {e['message'][:200]}"))
         if not args.get("fail") and r["op"]["verb"] != "construct":
             continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK
@@ -1381,6 +1394,15 @@ def fails_clearly(run: Run) -> list[Finding]:
         if unsure:
             out.append(unknown_at(r, f": state of actors {unsure} unknown"))
     return out
+
+
+def names_the_missing_env(error: dict) -> bool:
+    """The error names the unknown env and says it does not exist (in words,
+    or by its type: gymnasium's ``NameNotFound``): "failed to start" with the
+    actor's error type alone does not tell the user what to fix."""
+    message = error["message"]
+    return UNKNOWN_ENV_NAME in message and bool(
+        MISSING_WORDS.search(message) or "NotFound" in error["type"].rsplit(".", 1)[-1])
 
 
 def _actor_ids_before(run: Run, upto: int):

@@ -211,6 +211,8 @@ class HarnessError(RuntimeError):
 
 
 INFEASIBLE = {"resources": {"rlc_infeasible": 1}}
+#: the env id no registry holds (``fail=unknown_env``, ``one_unknown_env``)
+UNKNOWN_ENV_ID = "RlcNoSuchEnv-v0"
 BAD_ARGS = {
     "frames_per_batch": {"frames_per_batch": 0},
     "total_frames": {"total_frames": -5},
@@ -256,9 +258,9 @@ def _spec_for(ctx, op):
         changes["policy"] = a["policy"]
     fail = a.get("fail")
     if fail == "unknown_env":
-        changes["env_id"] = "RlcNoSuchEnv-v0"
+        changes["env_id"] = UNKNOWN_ENV_ID
     elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
-        changes.update(env_id=(spec.env_id, "RlcNoSuchEnv-v0"), num_collectors=2)
+        changes.update(env_id=(spec.env_id, UNKNOWN_ENV_ID), num_collectors=2)
     elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build
         changes.update(env_id=(spec.env_id, spec.env_id), num_collectors=2)
     elif fail and fail.startswith("invalid:"):

@@ -1,4 +1,6 @@
 """Oracles on hand-made histories: each rule fails when broken, holds when kept."""
+import pytest
+
 from conformance.ops.history import History, HistoryFile
 from conformance.judge.oracles import ORACLES, Run
 from conformance.judge.oracles import judge as _judge
@@ -321,6 +323,33 @@ def test_failed_construction_that_leaves_an_actor_fails():
     assert judge(run_of([r]))["fails_clearly"] == ["op 0 (construct collector) left actors behind: ['x1']"]
 
 
+@pytest.mark.parametrize("error, clear", [
+    (("impl.errors.ActorNotReadyError", "RayCollector: collector actor 0 (env 'RlcNoSuchEnv-v0') "
+      "failed to start: gymnasium.error.NameNotFound: Environment `RlcNoSuchEnv` doesn't exist."), True),
+    (("gymnasium.error.NameNotFound", "Environment `RlcNoSuchEnv` doesn't exist."), True),
+    (("myfork.EnvError", "unknown env id RlcNoSuchEnv-v0"), True),
+    # the reference's _cause mutated to the type's name, or to a traceback's first line
+    (("impl.errors.ActorNotReadyError", "RayCollector: collector actor 0 (env 'RlcNoSuchEnv-v0') "
+      "failed to start: RayTaskError"), False),
+    (("impl.errors.ActorNotReadyError", "RayCollector: collector actor 0 (env 'RlcNoSuchEnv-v0') "
+      "failed to start: ray::CollectorActor.__init__() (pid=4242, ip=127.0.0.1)"), False),
+    # ... or to a traceback's source line (measured: _cause's text[-2])
+    (("impl.errors.ActorNotReadyError", "RayCollector: collector actor 1 (env 'RlcNoSuchEnv-v0') "
+      "failed to start:     raise error.NameNotFound("), False),
+    (("gymnasium.error.NameNotFound", "`RlcNoSuchEnv`"), True),
+    (("ray.exceptions.ActorDiedError", "The actor died unexpectedly before finishing this task."), False),
+])
+def test_a_constructor_failing_on_an_unknown_env_must_say_it_does_not_exist(error, clear):
+    r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=err(*error),
+            probe={"job_actors": {"actors": {}, "source": "gcs"}})
+    found = judge(run_of([r])).get("fails_clearly", [])
+    if clear:
+        assert found == []
+    else:
+        assert found == [f"op 0 (construct collector) raised {error[0]} without saying that env "
+                         f"'RlcNoSuchEnv-v0' does not exist (the cause the user must fix): {error[1]}"]
+
+
 def test_signal_is_a_crash_and_check_failed_is_evidence():
     run = run_of([], signal=6, stderr="[C] actor_manager.cc:55: Check failed: it != end\n")
     verdict, violations, _ = decide(run)
@@ -564,7 +593,7 @@ def test_an_unknown_job_actor_list_is_not_a_clean_one():
     assert unknown(run_of(recs))["no_leftover_actor"] == [
         "final probe: GCS query for the job's actors failed: x"]
     failed = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised",
-                 error=err("builtins.ValueError", "unknown env"),
+                 error=err("builtins.ValueError", "unknown env RlcNoSuchEnv-v0"),
                  probe={"job_actors": {"unknown": "no answer"}})
     assert decide(run_of([failed]))[0] == "error"
 
@@ -649,7 +678,7 @@ def test_a_zombie_actor_is_a_leftover_process():
 
 def test_a_failure_that_takes_too_long_fails_clearly():
     slow = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised",
-               error=err("builtins.ValueError", "unknown env"), duration=30.0,
+               error=err("builtins.ValueError", "unknown env RlcNoSuchEnv-v0"), duration=30.0,
                probe={"job_actors": {"actors": {}, "source": "gcs"}})
     assert judge(run_of([slow]))["fails_clearly"] == [
         "op 0 (construct collector) took 30.00s to fail (bound 10.25s)"]
