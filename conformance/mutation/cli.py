@@ -309,6 +309,25 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
     return kills, deepening.passed_of(shallow)
 
 
+def _deeper_only(patterns: list | None, max_left: int | None, coverage: Path, profile: str):
+    """``deeper_only`` for ``run --deep`` (None: every shallow survivor): the
+    survivors whose covering scenarios not yet run all match ``patterns``
+    (``--scenario``), and are at most ``max_left`` (``--max-left``), both
+    when both are given."""
+    if not patterns and max_left is None:
+        return None
+    from conformance.mutation import coverage_map
+    from conformance.mutation.distributor import Selection, covering_of
+
+    selection = Selection(coverage_map.load(str(coverage)), profile)
+
+    def wanted(item, passed) -> bool:
+        unrun = covering_of(item.mutations[0], selection, REPO_ROOT) - set(passed)
+        return bool(unrun) and (max_left is None or len(unrun) <= max_left) and (
+            not patterns or all(coverage_map.matches_any(sid, patterns) for sid in unrun))
+    return wanted
+
+
 def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
     """``deeper_only`` for ``run --deep --scenario``: a shallow survivor goes
     deeper when every covering scenario it has not run matches a pattern:
@@ -317,15 +336,7 @@ def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
     others still to run waits for the whole ``--deep`` (measured 2026-11-27:
     the weights family's two scenarios cover lines of 254 shallow survivors,
     23 of which had run everything else)."""
-    from conformance.mutation import coverage_map
-    from conformance.mutation.distributor import Selection, covering_of
-
-    selection = Selection(coverage_map.load(str(coverage)), profile)
-
-    def wanted(item, passed) -> bool:
-        unrun = covering_of(item.mutations[0], selection, REPO_ROOT) - set(passed)
-        return bool(unrun) and all(coverage_map.matches_any(sid, patterns) for sid in unrun)
-    return wanted
+    return _deeper_only(patterns, None, coverage, profile)
 
 
 def cmd_run(args) -> int:
@@ -339,6 +350,9 @@ def cmd_run(args) -> int:
 
     if args.scenario and not args.deep:
         raise SystemExit("error: --scenario chooses which shallow survivors go deeper: use it with --deep")
+    if args.max_left is not None and (not args.deep or args.max_left < 1):
+        raise SystemExit("error: --max-left N (N >= 1) chooses which shallow survivors go deeper: "
+                         "use it with --deep")
     if args.scenario and args.budget:
         raise SystemExit("error: --scenario runs every matching scenario a survivor has left: "
                          "--budget would not cut it; leave one of them out")
@@ -371,8 +385,7 @@ def cmd_run(args) -> int:
         raise SystemExit("error: another mutation run writes mutants into this tree; run "
                          "another shard from another copy (git worktree add) with --session")
     kills, shallow = kills_and_passed(db, args.shard, args.deep,
-                                      _unrun_scenario_matches(args.scenario, coverage, args.profile)
-                                      if args.scenario else None)
+                                      _deeper_only(args.scenario, args.max_left, coverage, args.profile))
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"kills": kills, "shallow": shallow}, f)
     os.environ.update({
@@ -632,6 +645,9 @@ def main(argv=None) -> int:
                    "survivors whose covering scenarios left to run all match GLOB (say the family "
                    "the catalog gained, on survivors that passed every other); the rest stay as "
                    "they are")
+    p.add_argument("--max-left", type=int, metavar="N", help="with --deep: only the shallow "
+                   "survivors with at most N covering scenarios left to run (the cheap part of "
+                   "the deep pass first: its survivors run every one)")
     p.add_argument("--deep", action="store_true", help="the shallow survivors again, with the "
                    "covering scenarios they did not run")
     p.set_defaults(func=cmd_run)

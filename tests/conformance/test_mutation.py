@@ -597,6 +597,15 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
     assert cli._unrun_scenario_matches(["order/*"], coverage, "quick")(
         type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0, (2, 0), (2, 3))]}),
         [old]) is False
+    # --max-left 1: only a survivor with at most one covering scenario left
+    at_most_one = cli._deeper_only(None, 1, coverage, "quick")
+    item = lambda line: type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0,  # noqa: E731
+                                                                   (line, 0), (line, 3))]})
+    assert [at_most_one(item(2), [old]), at_most_one(item(5), []), at_most_one(item(7), [])] == \
+        [True, True, False]
+    assert at_most_one(item(2), [old, new]) is False  # nothing left to run
+    assert cli._deeper_only(["weights/*"], 1, coverage, "quick")(item(5), []) is False
+    assert cli._deeper_only(None, None, coverage, "quick") is None
 
 
 def test_an_unanswered_git_status_is_never_taken_for_a_pristine_impl(tmp_path, monkeypatch):
