@@ -142,9 +142,10 @@ class RayComponent:
             raise ReadinessTimeout(
                 f"{type(self).__name__}: {len(pending)} of {len(index)} actor(s) not ready after "
                 f"{timeout} s; requested resources {resources}, cluster resources {cluster}, available "
-                f"now {available}. A request the cluster cannot meet is never scheduled; one it can "
-                "meet means the actors' processes were slow to start (a loaded machine: pass a "
-                "larger ready_timeout)"
+                f"now {available}. A request no node can meet is never scheduled (the totals add "
+                "up all nodes); one the available resources cannot meet waits for other actors "
+                "to end; otherwise the actors' processes were slow to start (a loaded machine: "
+                "pass a larger ready_timeout)"
             )
 
     def _abort_construction(self) -> None:

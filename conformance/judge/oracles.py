@@ -34,14 +34,20 @@ GENERIC_ERRORS = {
     "builtins.UnboundLocalError", "builtins.NotImplementedError",
 }
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
-#: how an error's message says that an env id is not registered: gymnasium's
-#: ``NameNotFound: Environment `RlcNoSuchEnv` doesn't exist.`` (what the
-#: reference, RLlib and Tianshou raise, measured in their committed results),
-#: or "not found", "not registered", "no such", "unknown env". Words, not an
-#: identifier: a message that quotes a traceback's source line
+#: how a line of an error's message says that an env id is not registered:
+#: gymnasium's ``NameNotFound: Environment `RlcNoSuchEnv` doesn't exist.``
+#: (what the reference, torchrl, RLlib and Tianshou raise or quote, measured
+#: in their committed results), old gym's ``No registered env with id: ...``,
+#: or "not found", "could not find", "not registered", "unknown env".
+#: Words, not an identifier: a line that quotes a traceback's source line
 #: (``raise error.NameNotFound(``) does not say what went wrong.
-MISSING_WORDS = re.compile(r"doesn'?t exist|does not exist|\bnot found|not registered|\bno such|"
-                           r"unknown env", re.I)
+MISSING_WORDS = re.compile(r"does(?:n['’]?t| not) exist|\bnot found|\bcannot be found|"
+                           r"could(?:n['’]?t| not) find|\bnot (?:a )?registered|"
+                           r"no registered env|unregistered|unknown env|unrecognized env|\bno such env",
+                           re.I)
+#: error types that by themselves say an env id is not registered (gymnasium's
+#: and old gym's), when the message names the env
+MISSING_ENV_TYPES = ("NameNotFound", "NamespaceNotFound", "VersionNotFound", "UnregisteredEnv")
 #: the name of the unknown env, without the version an error may leave out
 UNKNOWN_ENV_NAME = UNKNOWN_ENV_ID.rsplit("-v", 1)[0]
 BOUND_SLACK = 0.25
@@ -1397,12 +1403,17 @@ def fails_clearly(run: Run) -> list[Finding]:
 
 
 def names_the_missing_env(error: dict) -> bool:
-    """The error names the unknown env and says it does not exist (in words,
-    or by its type: gymnasium's ``NameNotFound``): "failed to start" with the
-    actor's error type alone does not tell the user what to fix."""
-    message = error["message"]
-    return UNKNOWN_ENV_NAME in message and bool(
-        MISSING_WORDS.search(message) or "NotFound" in error["type"].rsplit(".", 1)[-1])
+    """The error's message (what a log line of ``str(error)`` shows) has a
+    line that names the unknown env and says it
+    does not exist, or the error is of a type that says so (gymnasium's
+    ``NameNotFound``) and names it: "failed to start" with the actor's error
+    type alone does not tell the user what to fix, nor does a cause only
+    chained to the error (``raise ... from``), which a log of the message
+    does not show."""
+    named = [line for line in error["message"].splitlines() if UNKNOWN_ENV_NAME in line]
+    if error["type"].rsplit(".", 1)[-1] in MISSING_ENV_TYPES:
+        return bool(named)
+    return any(MISSING_WORDS.search(line) for line in named)
 
 
 def _actor_ids_before(run: Run, upto: int):

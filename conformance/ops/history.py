@@ -37,6 +37,14 @@ def _qualified(exc: BaseException) -> str:
 CHAIN_DEPTH = 5
 
 
+#: the characters of an exception's message kept in ``message``: all of a
+#: message that quotes tracebacks, as Ray's ActorDiedError does (torchrl
+#: 0.14.1's constructor on an unknown env: the creation task's traceback,
+#: gymnasium's error in its middle, then an AttributeError of its
+#: ``__len__``; 2000, the limit before 2026-11-27, cut gymnasium's line off)
+MESSAGE_MAX = 20000
+
+
 def describe_error(exc: BaseException) -> dict:
     """Type, message and traceback of an exception, JSON-ready, with the
     exceptions it is chained to (``causes``: ``__cause__``, else the
@@ -50,7 +58,7 @@ def describe_error(exc: BaseException) -> dict:
         causes.append({"type": _qualified(link), "message": str(link)[:1000]})
     return {
         "type": _qualified(exc),
-        "message": str(exc)[:2000],
+        "message": str(exc)[:MESSAGE_MAX],
         "traceback": "".join(traceback.format_exception(exc))[-4000:],
         "causes": causes,
     }

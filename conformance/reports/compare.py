@@ -252,8 +252,8 @@ def main(args) -> int:
 
 def _races(path: str) -> tuple[dict, dict]:
     """The races a scenario list declares: ``({id: {oracle: rate}}, {id:
-    (verdict cell, rate)})``, the varying oracles and the verdict races
-    (``OUTCOME flaky:K/N [otherwise:OUTCOME]``)."""
+    VerdictRace})``, the varying oracles and the verdict races
+    (``OUTCOME flaky:K/N [otherwise:OUTCOME]``), their oracles checked."""
     varies = known_failures.load_varying(path)
     _check_oracles(varies, path)
     flaky = known_failures.load_flaky(path)

@@ -222,7 +222,9 @@ def lines(text: str, source: str = "<known failures>"):
                 _varying(mark, where, rates)
             elif mark.startswith(FLAKY):
                 flaky = _flaky(mark, where)
-            elif mark.startswith(OTHERWISE) and otherwise is None:
+            elif mark.startswith(OTHERWISE):
+                if otherwise is not None:
+                    raise ValueError(f"{where}: {OTHERWISE} is declared twice")
                 otherwise = _outcome(mark[len(OTHERWISE):], where)
                 if otherwise is None:
                     raise ValueError(f"{where}: {mark!r}: write {OTHERWISE}OUTCOME, the outcome of "
@@ -242,6 +244,9 @@ def lines(text: str, source: str = "<known failures>"):
                              f"does not fail as declared: write {FLAKY}K/N too")
         if otherwise and verdict_cell(*otherwise, rates) == verdict_cell(*outcome, rates):
             raise ValueError(f"{where}: {OTHERWISE} repeats the entry's outcome: a race has two")
+        if otherwise and verdict_cell(*otherwise, rates) == "pass":
+            raise ValueError(f"{where}: {OTHERWISE}fail[...] names only oracles declared varies: "
+                             f"that is a pass, which a flaky entry allows without {OTHERWISE}")
         yield Line(sid, reason, outcome, flaky, rates, otherwise)
 
 
@@ -262,10 +267,15 @@ def flaky(text: str, source: str = "<known failures>") -> dict[str, VerdictRace]
     """``{scenario_id: VerdictRace}`` of the entries that declare ``flaky:K/N``:
     the outcome in K of N runs, a pass (or ``otherwise:``'s outcome) in the
     others (a verdict race; ``compare`` bounds it as
-    ``conformance.reports.varies`` says)."""
+    ``conformance.reports.varies`` says). Both outcomes' oracles must exist."""
+    races = [e for e in lines(text, source) if e.flaky]
+    unknown = unknown_oracles(o for e in races
+                              for o in e.outcome[1] | (e.otherwise or ("", frozenset()))[1])
+    if unknown:
+        raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
     return {e.id: VerdictRace(verdict_cell(*e.outcome, e.varies), e.flaky,
                               verdict_cell(*e.otherwise, e.varies) if e.otherwise else "pass")
-            for e in lines(text, source) if e.flaky}
+            for e in races}
 
 
 def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]:

@@ -383,6 +383,9 @@ def test_a_race_between_two_failures_allows_either_and_no_pass(tmp_path):
     code, text = cli("compare", write(tmp_path, other, "other.json"), "--against", COMMITTED,
                      "--varies-from", races)
     assert code == 1 and "compare: FAILED: 1 of" in text, text  # another fail
+    races.write_text(f"{FAILING}  crash  flaky:1/20  otherwise:fail[no_ray_restrt]  # a typo\n")
+    code, text = cli("compare", write(tmp_path, base), "--against", COMMITTED, "--varies-from", races)
+    assert code == 2 and "no_ray_restrt: no such oracle" in text, text
 
 
 def test_the_committed_races_file_reads_against_the_committed_matrix():

@@ -137,7 +137,10 @@ def test_a_race_between_two_failures_allows_either_and_no_pass(tmp_path):
     for bad, match in ((f"crash  otherwise:fail[teardown_never_raises]", "write flaky:K/N too"),
                        (f"crash  flaky:1/9  otherwise:crash", "repeats the entry's outcome"),
                        (f"crash  flaky:1/9  otherwise:pass", "not a failure"),
-                       (f"crash  flaky:1/9  otherwise:fail[no_such]", "no such oracle")):
+                       (f"crash  flaky:1/9  otherwise:fail[no_such]", "no such oracle"),
+                       (f"crash  flaky:1/9  otherwise:hang  otherwise:fail[no_crash]", "declared twice"),
+                       (f"crash  flaky:1/9  varies:clean_stderr  otherwise:fail[clean_stderr]",
+                        "that is a pass")):
         with pytest.raises(ValueError, match=match):
             known(f"{BROKEN}  {bad}  # x")
 

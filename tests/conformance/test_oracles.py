@@ -338,6 +338,10 @@ def test_failed_construction_that_leaves_an_actor_fails():
       "failed to start:     raise error.NameNotFound("), False),
     (("gymnasium.error.NameNotFound", "`RlcNoSuchEnv`"), True),
     (("ray.exceptions.ActorDiedError", "The actor died unexpectedly before finishing this task."), False),
+    (("gym.error.UnregisteredEnv", "No registered env with id: RlcNoSuchEnv-v0"), True),
+    (("myfork.EnvError", "could not find env RlcNoSuchEnv-v0 in the registry"), True),
+    # words on another line than the name: not said of the env
+    (("myfork.BuildError", "collector for 'RlcNoSuchEnv-v0' failed\nlibfoo.so: no such file"), False),
 ])
 def test_a_constructor_failing_on_an_unknown_env_must_say_it_does_not_exist(error, clear):
     r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=err(*error),
@@ -348,6 +352,37 @@ def test_a_constructor_failing_on_an_unknown_env_must_say_it_does_not_exist(erro
     else:
         assert found == [f"op 0 (construct collector) raised {error[0]} without saying that env "
                          f"'RlcNoSuchEnv-v0' does not exist (the cause the user must fix): {error[1]}"]
+
+
+def test_a_long_message_is_read_whole_and_a_chained_cause_is_not():
+    """torchrl 0.14.1 raises Ray's ActorDiedError, whose message quotes the
+    creation task's traceback with gymnasium's line in its middle (past the
+    2000 characters the history kept before): the history keeps it whole. A
+    cause only chained to the error (``raise ... from``) is not in its message."""
+    from conformance.ops.history import describe_error
+
+    gym = "gymnasium.error.NameNotFound: Environment `RlcNoSuchEnv` doesn't exist."
+    died = RuntimeError("The actor died unexpectedly before finishing this task.\n" + "  frame\n" * 700 + gym
+                        + "\nDuring handling of the above exception, another exception occurred:\n"
+                        + "  frame\n" * 200 + "AttributeError: 'Collector' object has no attribute 'total_frames'")
+    error = describe_error(died)
+    assert error["message"] == str(died)
+    r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=error,
+            probe={"job_actors": {"actors": {}, "source": "gcs"}})
+    assert "fails_clearly" not in judge(run_of([r]))
+    try:
+        try:
+            raise LookupError("Environment `RlcNoSuchEnv` doesn't exist.")
+        except LookupError as cause:
+            raise RuntimeError("building the collector failed") from cause
+    except RuntimeError as wrapped:
+        error = describe_error(wrapped)
+    assert error["causes"][0]["type"] == "builtins.LookupError"
+    r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=error,
+            probe={"job_actors": {"actors": {}, "source": "gcs"}})
+    assert judge(run_of([r]))["fails_clearly"] == [
+        "op 0 (construct collector) raised builtins.RuntimeError without saying that env "
+        "'RlcNoSuchEnv-v0' does not exist (the cause the user must fix): building the collector failed"]
 
 
 def test_signal_is_a_crash_and_check_failed_is_evidence():

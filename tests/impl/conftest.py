@@ -35,7 +35,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(180))
+            item.add_marker(pytest.mark.timeout(360))  # 3 components at READY_TIMEOUT each
 
 
 def ray_init_kwargs() -> dict:

@@ -39,7 +39,8 @@ SCRIPT = f"READY_TIMEOUT = {READY_TIMEOUT!r}\n" + textwrap.dedent("""
 def test_a_working_collector_is_torn_down_before_the_atexit_handlers(tmp_path):
     out = tmp_path / "state.json"
     proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(ray_init_kwargs()), str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True,
+                          timeout=READY_TIMEOUT * 2 + 60)  # two components built
     assert proc.returncode == 0, proc.stderr[-3000:]
     state = json.loads(out.read_text())
     assert state == {"closed": "interpreter exit", "thread": False, "ray": True}
