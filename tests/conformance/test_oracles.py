@@ -365,22 +365,20 @@ def test_a_long_message_is_read_whole_and_a_chained_cause_is_not():
     died = RuntimeError("The actor died unexpectedly before finishing this task.\n" + "  frame\n" * 700 + gym
                         + "\nDuring handling of the above exception, another exception occurred:\n"
                         + "  frame\n" * 200 + "AttributeError: 'Collector' object has no attribute 'total_frames'")
+    def judged(error):
+        r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=error,
+                probe={"job_actors": {"actors": {}, "source": "gcs"}})
+        return judge(run_of([r]))
+
     error = describe_error(died)
     assert error["message"] == str(died)
-    r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=error,
-            probe={"job_actors": {"actors": {}, "source": "gcs"}})
-    assert "fails_clearly" not in judge(run_of([r]))
-    try:
-        try:
-            raise LookupError("Environment `RlcNoSuchEnv` doesn't exist.")
-        except LookupError as cause:
-            raise RuntimeError("building the collector failed") from cause
-    except RuntimeError as wrapped:
-        error = describe_error(wrapped)
+    assert "fails_clearly" not in judged(error)
+    cause = LookupError("Environment `RlcNoSuchEnv` doesn't exist.")
+    wrapped = RuntimeError("building the collector failed")
+    wrapped.__cause__ = cause  # raise ... from cause
+    error = describe_error(wrapped)
     assert error["causes"][0]["type"] == "builtins.LookupError"
-    r = end(0, "construct", "collector", args={"fail": "unknown_env"}, status="raised", error=error,
-            probe={"job_actors": {"actors": {}, "source": "gcs"}})
-    assert judge(run_of([r]))["fails_clearly"] == [
+    assert judged(error)["fails_clearly"] == [
         "op 0 (construct collector) raised builtins.RuntimeError without saying that env "
         "'RlcNoSuchEnv-v0' does not exist (the cause the user must fix): building the collector failed"]
 
