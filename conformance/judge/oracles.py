@@ -1404,12 +1404,11 @@ def fails_clearly(run: Run) -> list[Finding]:
 
 def names_the_missing_env(error: dict) -> bool:
     """The error's message (what a log line of ``str(error)`` shows) has a
-    line that names the unknown env and says it
-    does not exist, or the error is of a type that says so (gymnasium's
-    ``NameNotFound``) and names it: "failed to start" with the actor's error
-    type alone does not tell the user what to fix, nor does a cause only
-    chained to the error (``raise ... from``), which a log of the message
-    does not show."""
+    line that names the unknown env and says it does not exist, or the error
+    is of a type that says so (gymnasium's ``NameNotFound``) and names it:
+    "failed to start" with the actor's error type alone does not tell the
+    user what to fix, nor does a cause only chained to the error (``raise
+    ... from``), which a log of the message does not show."""
     named = [line for line in error["message"].splitlines() if UNKNOWN_ENV_NAME in line]
     if error["type"].rsplit(".", 1)[-1] in MISSING_ENV_TYPES:
         return bool(named)
