@@ -312,8 +312,11 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
 def _deeper_only(patterns: list | None, max_left: int | None, coverage: Path, profile: str):
     """``deeper_only`` for ``run --deep`` (None: every shallow survivor): the
     survivors whose covering scenarios not yet run all match ``patterns``
-    (``--scenario``), and are at most ``max_left`` (``--max-left``), both
-    when both are given."""
+    (``--scenario``: the scenarios of a family the catalog just gained, on
+    the survivors that passed all the others; measured 2026-11-27, the
+    weights family's two scenarios cover lines of 254 shallow survivors, 23
+    of which had run everything else), and are at most ``max_left``
+    (``--max-left``), both when both are given."""
     if not patterns and max_left is None:
         return None
     from conformance.mutation import coverage_map
@@ -326,17 +329,6 @@ def _deeper_only(patterns: list | None, max_left: int | None, coverage: Path, pr
         return bool(unrun) and (max_left is None or len(unrun) <= max_left) and (
             not patterns or all(coverage_map.matches_any(sid, patterns) for sid in unrun))
     return wanted
-
-
-def _unrun_scenario_matches(patterns: list, coverage: Path, profile: str):
-    """``deeper_only`` for ``run --deep --scenario``: a shallow survivor goes
-    deeper when every covering scenario it has not run matches a pattern:
-    the scenarios of a family the catalog just gained, on the survivors that
-    passed all the others (`mutate init` made them shallow). One with
-    others still to run waits for the whole ``--deep`` (measured 2026-11-27:
-    the weights family's two scenarios cover lines of 254 shallow survivors,
-    23 of which had run everything else)."""
-    return _deeper_only(patterns, None, coverage, profile)
 
 
 def cmd_run(args) -> int:

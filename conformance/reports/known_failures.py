@@ -203,7 +203,8 @@ def _flaky(mark: str, where: str) -> tuple:
 
 
 def lines(text: str, source: str = "<known failures>"):
-    """Every entry line of ``text`` (:class:`Line`), checked."""
+    """Every entry line of ``text`` (:class:`Line`), checked (the oracles its
+    outcomes name exist)."""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -247,6 +248,10 @@ def lines(text: str, source: str = "<known failures>"):
         if otherwise and verdict_cell(*otherwise, rates) == "pass":
             raise ValueError(f"{where}: {OTHERWISE}fail[...] names only oracles declared varies: "
                              f"that is a pass, which a flaky entry allows without {OTHERWISE}")
+        named = (outcome or ("", frozenset()))[1] | (otherwise or ("", frozenset()))[1]
+        unknown = unknown_oracles(named)
+        if unknown:
+            raise ValueError(f"{where}: {', '.join(unknown)}: no such oracle")
         yield Line(sid, reason, outcome, flaky, rates, otherwise)
 
 
@@ -267,15 +272,10 @@ def flaky(text: str, source: str = "<known failures>") -> dict[str, VerdictRace]
     """``{scenario_id: VerdictRace}`` of the entries that declare ``flaky:K/N``:
     the outcome in K of N runs, a pass (or ``otherwise:``'s outcome) in the
     others (a verdict race; ``compare`` bounds it as
-    ``conformance.reports.varies`` says). Both outcomes' oracles must exist."""
-    races = [e for e in lines(text, source) if e.flaky]
-    unknown = unknown_oracles(o for e in races
-                              for o in e.outcome[1] | (e.otherwise or ("", frozenset()))[1])
-    if unknown:
-        raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
+    ``conformance.reports.varies`` says)."""
     return {e.id: VerdictRace(verdict_cell(*e.outcome, e.varies), e.flaky,
                               verdict_cell(*e.otherwise, e.varies) if e.otherwise else "pass")
-            for e in races}
+            for e in lines(text, source) if e.flaky}
 
 
 def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]:
@@ -292,8 +292,7 @@ def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]
         if e.id in out:
             raise ValueError(f"{source}: {e.id} is listed twice")
         out[e.id] = Expected(e.id, verdict, oracles, e.reason, e.varies, e.flaky, e.otherwise)
-    unknown = unknown_oracles(o for x in out.values()
-                              for o in x.oracles | x.varies | (x.otherwise or (None, frozenset()))[1])
+    unknown = unknown_oracles(o for x in out.values() for o in x.varies)
     if unknown:
         raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
     return out

@@ -9,9 +9,9 @@ oracles), a known failure; listed and anything else (another verdict,
 other oracles, an ``error``: the harness's, never expected), a new failure;
 listed and passing, an unexpected pass (the entry is to be removed), or for
 a flaky entry a pass it allows; a flaky entry with ``otherwise:`` (a race
-between two failures) allows either failure and no pass. The known failures are the report's own
-(each entry's ``expected``, as the run read its file), or a file given to
-re-decide a report without running it again.
+between two failures) allows either failure and no pass. The known
+failures are the report's own (each entry's ``expected``, as the run read
+its file), or a file given to re-decide a report without running it again.
 """
 from __future__ import annotations
 

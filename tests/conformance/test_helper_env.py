@@ -14,22 +14,23 @@ from conformance import envs
 from fixtures.wait import wait_for_condition
 
 
-def _kill_if_helper(pid):
-    if envs._is_helper(pid):
+def _kill_if_helper(pid, key):
+    """Stop the test's own helper if it still runs (never a process reusing its pid)."""
+    if envs._is_helper(pid, key):
         os.kill(pid, signal.SIGKILL)
 
 
 def test_close_stops_the_daemon_helper():
     env = gym.make(envs.HELPER_ENV_ID)
-    pid = env.unwrapped.helper_pid
+    pid, key = env.unwrapped.helper_pid, env.unwrapped.helper_key
     try:
-        assert envs._is_helper(pid, env.unwrapped.helper_key)
+        assert envs._is_helper(pid, key)
         assert os.getsid(pid) == pid  # a daemon: Ray's kill of the actor would not reach it
         env.close()
         wait_for_condition(lambda: not envs._is_helper(pid), timeout=5,
                            message=f"the helper (pid {pid}) still runs after close()")
     finally:
-        _kill_if_helper(pid)
+        _kill_if_helper(pid, key)
 
 
 @pytest.mark.parametrize("stranger_cmd", [
@@ -38,7 +39,7 @@ def test_close_stops_the_daemon_helper():
 ])
 def test_close_never_signals_another_process_that_holds_the_helpers_pid(stranger_cmd):
     env = gym.make(envs.HELPER_ENV_ID)
-    helper = env.unwrapped.helper_pid
+    helper, key = env.unwrapped.helper_pid, env.unwrapped.helper_key
     stranger = subprocess.Popen(stranger_cmd)
     try:
         env.unwrapped.helper_pid = stranger.pid  # the helper gone, its pid reused
@@ -48,4 +49,4 @@ def test_close_never_signals_another_process_that_holds_the_helpers_pid(stranger
     finally:
         stranger.kill()
         stranger.wait()
-        _kill_if_helper(helper)
+        _kill_if_helper(helper, key)

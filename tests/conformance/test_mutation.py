@@ -586,7 +586,7 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
             work_db.set_result(job, WorkResult(
                 worker_outcome="normal", test_outcome="survived",
                 output=f"survived-shallow: 1 of 2 covering scenario(s) passed\npassed: {passed}"))
-    wanted = cli._unrun_scenario_matches(["weights/*"], coverage, "quick")
+    wanted = cli._deeper_only(["weights/*"], None, coverage, "quick")
     _, passed = cli.kills_and_passed(db, None, deep=True, deeper_only=wanted)
     assert passed == {"on-new": [old]}
     with use_db(str(db), WorkDB.Mode.open) as work_db:
@@ -594,7 +594,7 @@ def test_deep_with_a_scenario_pattern_sends_deeper_only_the_survivors_it_has_new
         left = {job: r.output for job, r in work_db.results}
     assert left["old-only"].startswith("survived-shallow: ")  # as it was
     assert left["both-left"].startswith("survived-shallow: ")  # an old scenario left: for --deep
-    assert cli._unrun_scenario_matches(["order/*"], coverage, "quick")(
+    assert cli._deeper_only(["order/*"], None, coverage, "quick")(
         type("I", (), {"mutations": [MutationSpec("impl/m.py", "core/AddNot", 0, (2, 0), (2, 3))]}),
         [old]) is False
     # --max-left 1: only a survivor with at most one covering scenario left
