@@ -241,6 +241,42 @@ def _closed_buffer_index_error(base):
     return Buffer
 
 
+def _draw_from_capacity(actor, batch_size):
+    """Runs inside the buffer's actor (``__ray_call__``): rows drawn from the
+    whole preallocated storage, not from the rows written."""
+    import numpy as np
+
+    if actor._storage is None:
+        raise RuntimeError("RayReplayBuffer is empty: nothing to sample")
+    index = np.random.randint(actor._capacity, size=batch_size)  # the bug: not length()
+    return {key: value[index] for key, value in actor._storage.items()}
+
+
+def _sample_over_capacity(base):
+    class Buffer(base):
+        def sample(self, batch_size=None):
+            from impl import calls
+            from impl.batches import from_flat
+
+            self._check_open("sample")
+            return from_flat(calls.get(calls.call(
+                self._actors[0], "__ray_call__", _draw_from_capacity, batch_size or 8)))
+
+    return Buffer
+
+
+def _closing_flag_returns_early(base):
+    class Component(base):
+        def _teardown(self, timeout, shutdown_ray, reason):
+            with self._lock:
+                closing, self._rlc_closing = getattr(self, "_rlc_closing", False), True
+            if closing:
+                return  # "already being shut down": returns while the other call still works
+            super()._teardown(timeout, shutdown_ray, reason)
+
+    return Component
+
+
 def _from_name_owns_actor(base):
     class Evaluator(base):
         @classmethod
@@ -1174,6 +1210,28 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("env_helper/local/*/all", "fail", ("no_leftover_process",)),),
         {"collector": _envs_never_closed, "evaluator": _envs_never_closed},
         fixtures=("local",),
+    ),
+    Regression(
+        "sample-over-capacity",
+        "sample() draws its rows from the whole preallocated storage instead of the rows "
+        "written: until the buffer is full, most of what it returns are zero-filled slots "
+        "no write reached, while len() is right",
+        "a buffer that preallocates its capacity and samples randInt(capacity) (mutation "
+        "analysis: survivors impl/actors.py:63-64, rows written where nobody reads them)",
+        (Catch("background/*/*/stop-from-main", "fail", ("data_kept",)),),
+        {"buffer": _sample_over_capacity},
+    ),
+    Regression(
+        "closing-flag-returns-early",
+        "a teardown sets a 'closing' flag first and any later call that finds it set returns "
+        "at once: a shutdown() from a second thread returns while the first one still kills "
+        "the actors, so code after it (building the next component, exiting) races them",
+        "the usual idempotency guard, `if self._closing: return` (mutation analysis: "
+        "survivors impl/component.py:246-247, the wait for another thread's teardown deleted)",
+        (Catch("double_close/*/*/collector-concurrent", "fail",
+               ("own_actors_dead_after_teardown",)),),
+        {"buffer": _closing_flag_returns_early, "collector": _closing_flag_returns_early,
+         "evaluator": _closing_flag_returns_early},
     ),
     Regression(
         "weights-not-acknowledged",

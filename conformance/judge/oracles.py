@@ -541,6 +541,45 @@ def at_return(run: Run, r: dict):
     return before, after
 
 
+def call_readings(r: dict, runtime: str | None = None):
+    """``(call, reading)`` for each of a concurrent teardown's calls that
+    returned normally with a reading at its return (``verbs.teardown``),
+    taken on ``runtime`` if one is given; ``(call, unknown finding)`` for a
+    reading that failed."""
+    for k, call in enumerate((r.get("result") or {}).get("calls") or []):
+        reading = call.get("at_return")
+        if call.get("status") != "ok" or not reading:
+            continue
+        if reading.get("error"):
+            e = reading["error"]
+            yield call, unknown_at(r, f": the reading at the return of its call {k} "
+                                      f"({call.get('thread')}) raised {e['type']}: "
+                                      f"{e['message'][:200]}")
+        elif runtime is None or reading.get("ray") == runtime:
+            yield call, reading
+
+
+def _early_returns(r: dict, comp: str, readings, killed, removed) -> list[Finding]:
+    """The actors of ``comp`` still live at the return of one of its
+    concurrent teardown calls: it returned while another call still tore the
+    component down."""
+    out = []
+    for call, reading in call_readings(r, readings[0]["ray"]):
+        if isinstance(reading, Finding):
+            out.append(reading)
+            continue
+        for aid, st in (reading.get("actors") or {}).items():
+            if aid in killed or st.get("node_id") in removed:
+                continue
+            if st.get("state") in ("unknown", None):
+                out.append(_unknown_state(r, comp, aid, st))
+            elif st.get("state") in LIVE_STATES:
+                out.append(at(r, f": actor {aid[:8]} still {st['state']} when its call in "
+                                 f"{call.get('thread')} returned (another thread's call was "
+                                 "still tearing it down)"))
+    return out
+
+
 def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
     """When a teardown returns, its component's actors are DEAD: read at its
     return, before any wait, when it began on the runtime the component was
@@ -569,6 +608,8 @@ def own_actors_dead_after_teardown(run: Run) -> list[Finding]:
         if unobserved(readings):
             out.append(readings)
             continue
+        if readings:
+            out.extend(_early_returns(r, comp, readings, killed, removed))
         returned = readings[1]["actors"] if readings else {}
         for aid, st in actors.get(comp, {}).items():
             when = "after teardown"
@@ -769,6 +810,23 @@ def threads_joined(run: Run) -> list[Finding]:
                 if owner.get(key) == target:
                     out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
                                      f"{target} still running right after its teardown returned"))
+            out.extend(_threads_at_each_return(r, target, owner))
+    return out
+
+
+def _threads_at_each_return(r: dict, target: str, owner: dict) -> list[Finding]:
+    """The threads of ``target`` still running at the return of one of its
+    concurrent teardown calls (``verbs.teardown``'s ``at_return``)."""
+    out = []
+    for call, reading in call_readings(r):
+        if isinstance(reading, Finding):
+            out.append(reading)
+            continue
+        for t in reading.get("threads") or []:
+            if owner.get(t["key"]) == target:
+                out.append(at(r, f": thread {t['name']} ({t['module']}) of the {target} still "
+                                 f"running when its call in {call.get('thread')} returned "
+                                 "(another thread's call was still tearing it down)"))
     return out
 
 
@@ -788,16 +846,35 @@ def _suspect(run: Run, r: dict, writer: str) -> str:
     return ""
 
 
+def _sampled_rows_written(r: dict) -> list[Finding]:
+    res = r.get("result") or {}
+    if "unwritten" not in res:
+        return [unknown_at(r, f": its rows could not be read: "
+                              f"{res.get('rows_unreadable', 'not recorded')} (the adapter's "
+                              "sample() returns a TensorDict or a mapping of arrays, "
+                              "conformance/adapter.py)")]
+    if res["unwritten"]:
+        return [at(r, f": {res['unwritten']} of the {res['rows']} rows sample() returned "
+                      f"were never written ({', '.join(res.get('keys', []))} all zero: no "
+                      "CartPole step and no extend() writes such a row; a slot of the "
+                      "storage no write filled)")]
+    return []
+
+
 def data_kept(run: Run) -> list[Finding]:
     """Each buffer instance never holds fewer frames than at any earlier
     reading of it (the count it reported before the op under test), nor
     fewer than ``at_least``; and per writer: a collector whose writes are
     checked (``check_writes``) still gets ``more`` frames into its buffer,
-    whatever happened to the other instances."""
+    whatever happened to the other instances. And every row ``sample()``
+    returns was written: none is a slot no write filled
+    (``conformance.ops.samples``)."""
     out = []
     seen: dict = {}  # buffer instance -> (frames, the record that read them)
     for r in run.history.ops:
         verb = r["op"]["verb"]
+        if verb == "sample" and r["status"] == "ok":
+            out.extend(_sampled_rows_written(r))
         if verb not in ("check_data", "wait_frames", "check_writes"):
             continue
         if r["status"] == "raised" and verb != "wait_frames":  # wait_frames: calls_succeed

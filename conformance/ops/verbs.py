@@ -28,6 +28,7 @@ from typing import Callable
 from conformance.adapter import Spec
 from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
+from conformance.ops.samples import sampled_rows
 from fixtures.harness_threads import start_harness_thread
 from conformance.ops.targets import actor_name, at_once, kind_of, writes_into
 
@@ -586,8 +587,10 @@ def in_ray_call(ctx, op):
                                   "return f'numel={data.numel()}'"],
       use=Use("sample", lambda ctx, o: ctx.adapter.sample(o, 4), lambda api: "buffer.sample(4)"))
 def sample(ctx, op):
+    """Records how many of the rows are ones nobody wrote (``samples.sampled_rows``)."""
     data = ctx.adapter.sample(ctx.objects[op.target], int(op.args.get("batch_size", 8)))
-    return {"numel": int(data.numel()) if hasattr(data, "numel") else None}
+    return {"numel": int(data.numel()) if hasattr(data, "numel") else None,
+            **sampled_rows(data)}
 
 
 def _batch(n: int):
@@ -1089,7 +1092,11 @@ def _first_bad_call(result) -> dict | None:
       inner_error=_first_bad_call,
       walk=WalkRule(_teardown_proposals, _closed, when_hung=True))
 def teardown(ctx, op):
-    """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads."""
+    """shutdown/close ``times`` times, from ``thread`` or ``concurrent`` threads;
+    each of ``concurrent`` calls records, the moment it returns, its
+    component's actors and the implementation's threads (``at_return``): a
+    call that returns while another thread's call still tears down is seen
+    there, not in the op's probe after both."""
     obj = ctx.objects[op.target]
     shutdown_ray = bool(op.args.get("shutdown_ray", False))
     times = int(op.args.get("times", 1))
@@ -1106,6 +1113,8 @@ def teardown(ctx, op):
         def run(k):
             barrier.wait()
             results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray)
+            if concurrent > 1:  # the op's probe comes after every call returned
+                results[k]["at_return"] = ctx.call_return_reading(op.target)
 
         threads = [start_harness_thread(run, f"rlc-teardown-{k}", args=(k,))
                    for k in range(concurrent)]

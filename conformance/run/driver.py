@@ -252,6 +252,25 @@ class Context:
         return {"ray": ray_identity(), "actors": self.actor_states(ids),
                 **(view or self.resources_now(component))}
 
+    def call_return_reading(self, component: str) -> dict:
+        """At the return of one of several concurrent calls on ``component``
+        (``verbs.teardown``): the runtime, the GCS records of its actors and
+        the implementation's threads, read at once; ``{"error": ...}`` if the
+        reading failed (judged unknown). The GCS query is bounded
+        (``GcsObserver.timeout``), so it cannot hang the op it runs in."""
+        import ray
+
+        try:
+            if not ray.is_initialized():
+                return {"ray": None}
+            ids = [a["id"] for a in self.actors.get(component, [])]
+            states = {aid: {k: st.get(k) for k in ("state", "node_id", "error") if k in st}
+                      for aid, st in self.actor_states(ids).items()}
+            return {"ray": ray_identity(), "actors": states,
+                    "threads": new_threads(self.baseline_threads)}
+        except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
+            return {"error": describe_error(exc)}
+
     def resources_now(self, component: str) -> dict:
         """Every node's resources and what other jobs' actors hold (read
         first at a teardown's return: ``probe_after``); nothing without Ray."""

@@ -796,6 +796,47 @@ def test_actors_alive_when_the_teardown_returned_fail_even_if_dead_after_the_wai
         run_of([built, hang, teardown_with(reading(), reading(cpu=2.0), i=2)]))
 
 
+def concurrent_teardown(*states, threads=(), i=1):
+    """A teardown op of two concurrent calls, each with its reading at its
+    return (``verbs.teardown``): the collector's actor in ``states[k]``."""
+    calls = [{"status": "ok", "error": None, "duration": 0.05, "thread": f"rlc-teardown-{k}",
+              "at_return": {"ray": RAY, "threads": list(threads),
+                            "actors": {"collector-a": {"state": st, "node_id": "n1"}}}}
+             for k, st in enumerate(states)]
+    return end(i, "teardown", "collector", args={"concurrent": len(states)},
+               result={"calls": calls},
+               probe={"before": reading(), "at_return": reading(state="DEAD", cpu=2.0),
+                      **actors(collector="DEAD")})
+
+
+def test_a_concurrent_teardown_call_that_returns_before_the_actors_died_fails():
+    built = end(0, "construct", "collector", probe=actors(collector="ALIVE"))
+    early = concurrent_teardown("ALIVE", "DEAD")
+    assert judge(run_of([built, early]))["own_actors_dead_after_teardown"] == [
+        "op 1 (teardown collector): actor collecto still ALIVE when its call in "
+        "rlc-teardown-0 returned (another thread's call was still tearing it down)"]
+    assert judge(run_of([built, concurrent_teardown("DEAD", "DEAD")])) == {}
+    # a call whose reading failed cannot be judged: unknown, never a pass
+    failed = concurrent_teardown("DEAD", "DEAD")
+    failed["result"]["calls"][1]["at_return"] = {"error": err("builtins.TimeoutError", "GCS")}
+    run = run_of([built, failed])
+    assert decide(run)[0] == "error"
+    assert unknown(run)["own_actors_dead_after_teardown"] == [
+        "op 1 (teardown collector): the reading at the return of its call 1 (rlc-teardown-1) "
+        "raised builtins.TimeoutError: GCS"]
+
+
+def test_a_thread_still_running_when_one_concurrent_teardown_call_returned_fails():
+    thread = {"key": "t1", "name": "collector-loop", "module": "impl.collector"}
+    started = end(0, "start", "collector", probe={"threads": [thread]})
+    early = concurrent_teardown("DEAD", "DEAD", threads=[thread])
+    early["result"]["calls"][1]["at_return"]["threads"] = []
+    assert judge(run_of([started, early]))["threads_joined"] == [
+        "op 1 (teardown collector): thread collector-loop (impl.collector) of the collector "
+        "still running when its call in rlc-teardown-0 returned (another thread's call was "
+        "still tearing it down)"]
+
+
 def test_resources_not_back_when_the_teardown_returned_fail():
     built = end(0, "construct", "collector", probe=actors(collector="ALIVE"))
     held = teardown_with(reading(), reading(state="DEAD"))
@@ -1105,6 +1146,45 @@ def test_a_writer_whose_writes_stop_landing_fails_data_kept_naming_it_and_the_su
     recs[4] = end(4, "check_writes", "collector.2", status="raised", error=err())
     found = judge(run_of(recs))
     assert "data_kept" in found and "calls_succeed" not in found
+
+
+def test_sampled_rows_that_no_write_filled_fail_data_kept_and_unreadable_ones_are_unknown():
+    from conformance.ops.samples import sampled_rows
+
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+
+    def batch(reward):  # two rows: the first written by a CartPole step, the second never
+        return TensorDict({"observation": torch.tensor([[0.01, 0.0, 0.02, 0.0], [0.0] * 4]),
+                           ("next", "observation"): torch.zeros(2, 4),
+                           ("next", "reward"): torch.tensor([[1.0], reward]),
+                           "index": torch.tensor([3, 7])}, batch_size=[2])
+
+    read = sampled_rows(batch([0.0]))
+    assert read == {"rows": 2, "unwritten": 1,
+                    "keys": ["observation", "next/observation", "next/reward"]}
+    assert sampled_rows(batch([1.0]))["unwritten"] == 0  # a driver's row: zeros, reward 1
+    # a mapping of arrays, nested as the TensorDict is
+    assert sampled_rows({"observation": np.zeros((3, 4)),
+                         "next": {"reward": np.ones((3, 1))}})["unwritten"] == 0
+    assert "rows_unreadable" in sampled_rows([1, 2, 3])
+    assert "rows_unreadable" in sampled_rows({"obs": np.zeros((3, 4))})
+
+    recs = [end(0, "construct", "buffer"), end(1, "sample", "buffer", result={"numel": 2, **read})]
+    assert judge(run_of(recs))["data_kept"] == [
+        "op 1 (sample buffer): 1 of the 2 rows sample() returned were never written "
+        "(observation, next/observation, next/reward all zero: no CartPole step and no "
+        "extend() writes such a row; a slot of the storage no write filled)"]
+    recs[1] = end(1, "sample", "buffer", result={"numel": 2, **sampled_rows(batch([1.0]))})
+    assert "data_kept" not in judge(run_of(recs))
+    recs[1] = end(1, "sample", "buffer", result={"numel": None, **sampled_rows([1, 2])})
+    run = run_of(recs)
+    assert decide(run)[0] == "error"
+    assert unknown(run)["data_kept"] == [
+        "op 1 (sample buffer): its rows could not be read: sample() returned a builtins.list, "
+        "not a TensorDict or a mapping (the adapter's sample() returns a TensorDict or a "
+        "mapping of arrays, conformance/adapter.py)"]
 
 
 def test_a_second_name_is_judged_apart_and_a_taken_name_owns_nothing():

@@ -1,0 +1,68 @@
+"""What the rows a buffer's ``sample()`` returned say about where they came
+from: a row that was never written.
+
+Every env of the catalog is CartPole (``conformance.envs``): a step's
+reward is 1.0, and its observations are never all zero (a reset draws them
+from U(-0.05, 0.05)); the rows the driver writes (``verbs.extend``) have
+reward 1.0 too. So a sampled row whose observation, next observation and
+reward are all zero was written by nobody: it is a slot of the buffer's
+storage that no write filled (numpy and torch storages start zeroed), and
+the buffer hands it out as data. Mutation analysis found that class of bug
+unseen (``impl/actors.py``: every write landing in row 0, or ``extend``
+storing nothing while it counts the rows; ci/results/mutation/answers.txt).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: the entries a row written by a CartPole step, or by the driver, never has
+#: all zero; the others (actions, done flags, a buffer's own ``index``) may be
+ROW_KEYS = ("observation", ("next", "observation"), ("next", "reward"))
+
+
+def _array(value):
+    import numpy as np
+
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _entry(data, key):
+    """``data[key]`` for a nested key, in a TensorDict or nested mappings; None if absent."""
+    if hasattr(data, "batch_size") and hasattr(data, "get"):  # a TensorDict
+        return data.get(key, None)
+    for part in key if isinstance(key, tuple) else (key,):
+        if not isinstance(data, Mapping) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def sampled_rows(data) -> dict:
+    """``{"rows": n, "unwritten": k, "keys": [...]}``: of the ``n`` rows of
+    ``data`` (a TensorDict, or a mapping of arrays whose first dimension is
+    the row), ``k`` have every entry of ``ROW_KEYS`` present zero; or
+    ``{"rows_unreadable": why}`` when ``data`` is neither or has none of
+    those entries."""
+    import numpy as np
+
+    if not (hasattr(data, "batch_size") or isinstance(data, Mapping)):
+        return {"rows_unreadable": f"sample() returned a {type(data).__module__}."
+                                   f"{type(data).__qualname__}, not a TensorDict or a mapping"}
+    if hasattr(data, "batch_size") and len(data.batch_size) > 1:
+        data = data.reshape(-1)
+    found = [(k, _entry(data, k)) for k in ROW_KEYS]
+    found = [(k, _array(v)) for k, v in found if v is not None]
+    if not found:
+        return {"rows_unreadable": f"none of the entries {list(ROW_KEYS)} in what sample() "
+                                   "returned"}
+    n = found[0][1].shape[0] if found[0][1].ndim else 0
+    written = np.zeros(n, dtype=bool)
+    for key, value in found:
+        if value.ndim == 0 or value.shape[0] != n:
+            return {"rows_unreadable": f"entry {key!r} has shape {list(value.shape)}, "
+                                       f"not {n} rows"}
+        written |= np.any(value.reshape(n, -1) != 0, axis=1)
+    return {"rows": int(n), "unwritten": int(n - written.sum()),
+            "keys": ["/".join(k) if isinstance(k, tuple) else k for k, _ in found]}
