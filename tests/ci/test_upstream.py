@@ -186,3 +186,36 @@ def test_a_body_is_about_its_earliest_violation_that_is_no_duration_over_a_bound
                        "op 3 (teardown collector) took 31.83s (bound 10.0s)")
     assert upstream.named_violation(slow_only) == \
         "[teardown_within_bound] op 3 (teardown collector) took 31.83s (bound 10.0s)"
+
+
+def test_a_rule_broken_only_after_another_violation_gets_a_body_of_its_own():
+    """torchrl 0.14.1's env_helper/local/user/all (2026-11-27): its teardown
+    does not give the CPUs back (the named violation, the cause of 28
+    scenarios), and the env's helper process outlives the driver, which no
+    other scenario fails first: that leak needs a body too. A rule some
+    group names already gets none."""
+    leak = _entry("env_helper/local/user/all", "fail", "resources_released_at_teardown",
+                  "op 5 (teardown collector): CPU 0.5 held by its actors on node c8330371 not back",
+                  ops="construct collector ; iterate collector ; teardown collector")
+    leak["oracles"].append("no_leftover_process")
+    leak["evidence"]["violations"]["no_leftover_process"] = [
+        "process left running after the driver exited: {'pid': 19258, 'name': 'python'}"]
+    also_restart = {**RESTART_A, "oracles": ["no_ray_restart", "no_hang"],
+                    "evidence": {**RESTART_A["evidence"], "violations": {
+                        **RESTART_A["evidence"]["violations"],
+                        "no_hang": ["op 6 (teardown evaluator) did not return within 25.0s"]}}}
+    found = upstream.causes([leak, also_restart, HANG])
+    assert [c.key for c in found] == [
+        "fail: [no_ray_restart] (teardown buffer) started a Ray runtime (<addr><path>)",
+        "fail: [resources_released_at_teardown] (teardown collector): CPU <n> held by its "
+        "actors on node <id> not back",
+        "hang: [no_hang] (teardown evaluator) did not return within <n>s",
+        "fail: [no_leftover_process] process left running after the driver exited: {'pid': "
+        "<n>, 'name': 'python'}"]  # no_hang is named by HANG's group: no second body for it
+    later = found[-1]
+    assert [e["id"] for e in later.entries] == ["env_helper/local/user/all"]
+    view = later.representative
+    assert view["oracles"][0] == "no_leftover_process"
+    assert '"oracle": "no_leftover_process"' in marker(view)
+    assert upstream.title(later, "torchrl", {"torchrl": "0.14.1"}).startswith(
+        "torchrl 0.14.1: process left running after the driver exited")
