@@ -245,10 +245,11 @@ class Adapter:
     def sample(self, buffer, batch_size: int):
         """``batch_size`` rows drawn from the buffer, as a TensorDict (or a
         mapping of arrays, nested for ``("next", ...)``, the row first) with
-        at least one of ``observation``, ``("next", "observation")``,
-        ``("next", "reward")``: ``data_kept`` reads them to tell a written row
-        from a slot nothing filled (``conformance.ops.samples``); an adapter
-        whose buffer returns another shape converts it here."""
+        ``("next", "reward")`` and, where the buffer keeps them,
+        ``observation`` and ``("next", "observation")``: ``data_kept`` reads
+        them to tell a written row from a slot nothing filled
+        (``conformance.ops.samples``); an adapter whose buffer returns another
+        shape converts it here."""
         return buffer.sample(batch_size)
 
     def extend(self, buffer, data) -> None:

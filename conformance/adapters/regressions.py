@@ -1217,7 +1217,8 @@ REGRESSIONS = {r.id: r for r in (
         "written: until the buffer is full, most of what it returns are zero-filled slots "
         "no write reached, while len() is right",
         "a buffer that preallocates its capacity and samples randInt(capacity) (mutation "
-        "analysis: survivors impl/actors.py:63-64, rows written where nobody reads them)",
+        "analysis: survivors impl/actors.py:63-64 of tree 300f2f5, rows written where nobody "
+        "reads them)",
         (Catch("background/*/*/stop-from-main", "fail", ("data_kept",)),),
         {"buffer": _sample_over_capacity},
     ),
@@ -1227,7 +1228,8 @@ REGRESSIONS = {r.id: r for r in (
         "at once: a shutdown() from a second thread returns while the first one still kills "
         "the actors, so code after it (building the next component, exiting) races them",
         "the usual idempotency guard, `if self._closing: return` (mutation analysis: "
-        "survivors impl/component.py:246-247, the wait for another thread's teardown deleted)",
+        "survivors impl/component.py:246-247 of tree 300f2f5, the wait for another thread's "
+        "teardown deleted)",
         (Catch("double_close/*/*/collector-concurrent", "fail",
                ("own_actors_dead_after_teardown",)),),
         {"buffer": _closing_flag_returns_early, "collector": _closing_flag_returns_early,

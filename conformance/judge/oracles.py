@@ -561,15 +561,19 @@ def call_readings(r: dict, runtime: str | None = None):
 
 def _early_returns(r: dict, comp: str, readings, killed, removed) -> list[Finding]:
     """The actors of ``comp`` still live at the return of one of its
-    concurrent teardown calls: it returned while another call still tore the
-    component down."""
+    concurrent teardown calls and dead at the op's own reading (after every
+    call returned): that call returned while another call still tore the
+    component down. One still live at the op's reading is the op's finding
+    (``own_actors_dead_after_teardown``), not each call's again."""
     out = []
+    at_op = readings[1].get("actors") or {}
     for call, reading in call_readings(r, readings[0]["ray"]):
         if isinstance(reading, Finding):
             out.append(reading)
             continue
         for aid, st in (reading.get("actors") or {}).items():
-            if aid in killed or st.get("node_id") in removed:
+            if aid in killed or st.get("node_id") in removed or \
+                    (at_op.get(aid) or {}).get("state") in LIVE_STATES:
                 continue
             if st.get("state") in ("unknown", None):
                 out.append(_unknown_state(r, comp, aid, st))
@@ -810,20 +814,21 @@ def threads_joined(run: Run) -> list[Finding]:
                 if owner.get(key) == target:
                     out.append(at(r, f": thread {t['name']} ({t['module']}) of the "
                                      f"{target} still running right after its teardown returned"))
-            out.extend(_threads_at_each_return(r, target, owner))
+            out.extend(_threads_at_each_return(r, target, owner, set(live)))
     return out
 
 
-def _threads_at_each_return(r: dict, target: str, owner: dict) -> list[Finding]:
+def _threads_at_each_return(r: dict, target: str, owner: dict, at_op: set) -> list[Finding]:
     """The threads of ``target`` still running at the return of one of its
-    concurrent teardown calls (``verbs.teardown``'s ``at_return``)."""
+    concurrent teardown calls (``verbs.teardown``'s ``at_return``) and gone
+    at the op's probe (``at_op``: one still running then is the op's finding)."""
     out = []
     for call, reading in call_readings(r):
         if isinstance(reading, Finding):
             out.append(reading)
             continue
         for t in reading.get("threads") or []:
-            if owner.get(t["key"]) == target:
+            if owner.get(t["key"]) == target and t["key"] not in at_op:
                 out.append(at(r, f": thread {t['name']} ({t['module']}) of the {target} still "
                                  f"running when its call in {call.get('thread')} returned "
                                  "(another thread's call was still tearing it down)"))

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 #: the entries a row written by a CartPole step, or by the driver, never has
 #: all zero; the others (actions, done flags, a buffer's own ``index``) may be
 ROW_KEYS = ("observation", ("next", "observation"), ("next", "reward"))
+REWARD = ("next", "reward")
 
 
 def _array(value):
@@ -43,8 +44,18 @@ def sampled_rows(data) -> dict:
     """``{"rows": n, "unwritten": k, "keys": [...]}``: of the ``n`` rows of
     ``data`` (a TensorDict, or a mapping of arrays whose first dimension is
     the row), ``k`` have every entry of ``ROW_KEYS`` present zero; or
-    ``{"rows_unreadable": why}`` when ``data`` is neither or has none of
-    those entries."""
+    ``{"rows_unreadable": why}`` when ``data`` is neither, has no
+    ``("next", "reward")`` (the driver's own rows have zero observations:
+    the reward alone tells them from a slot nothing filled) or cannot be
+    read as arrays. Never raises: a reading of the harness's is never
+    blamed on the implementation's call."""
+    try:
+        return _sampled_rows(data)
+    except Exception as exc:  # noqa: BLE001 - e.g. a dtype numpy cannot take (bfloat16)
+        return {"rows_unreadable": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def _sampled_rows(data) -> dict:
     import numpy as np
 
     if not (hasattr(data, "batch_size") or isinstance(data, Mapping)):
@@ -54,9 +65,8 @@ def sampled_rows(data) -> dict:
         data = data.reshape(-1)
     found = [(k, _entry(data, k)) for k in ROW_KEYS]
     found = [(k, _array(v)) for k, v in found if v is not None]
-    if not found:
-        return {"rows_unreadable": f"none of the entries {list(ROW_KEYS)} in what sample() "
-                                   "returned"}
+    if not any(k == REWARD for k, _ in found):
+        return {"rows_unreadable": f"no {REWARD!r} entry in what sample() returned"}
     n = found[0][1].shape[0] if found[0][1].ndim else 0
     written = np.zeros(n, dtype=bool)
     for key, value in found:

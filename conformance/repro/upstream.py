@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass, field
 
 from conformance.reports.summary import finding_line, first_violation
-from conformance.repro.upstream_check import BODY_NAME, named_finding
+from conformance.repro.upstream_check import BODY_NAME, named_finding, over_a_bound
 
 FIXTURE_ORDER = {"local": 0, "multinode": 1, "external": 2}
 OWNER_ORDER = {"user": 0, "impl": 1}
@@ -151,7 +151,8 @@ def causes(entries: list[dict], withheld=()) -> list[Cause]:
     named violation is about (a finding that came after another in every
     scenario it fails, as torchrl's helper processes an env leaves behind
     after its teardown already failed to give the CPUs back) and that does
-    not restate an op-level rule the scenario fails (``RESTATES``), one group
+    not restate an op-level rule the scenario fails (``RESTATES``) and is no
+    duration over a bound, one group
     of the scenarios that break it, each as a body about that violation
     (``about``), the largest first."""
     from conformance.reports.summary import findings_of
@@ -166,8 +167,8 @@ def causes(entries: list[dict], withheld=()) -> list[Cause]:
     for e in filed:
         for f in findings_of(e):
             restated = set(RESTATES.get(f["oracle"], ())) & set(e.get("oracles") or [])
-            if f.get("unknown") or f["oracle"] in named or restated:
-                continue
+            if f.get("unknown") or f["oracle"] in named or restated or over_a_bound(f):
+                continue  # a duration over a bound: never a body's own (``named_finding``)
             view = about(e, f)
             cause = later.setdefault(f["oracle"], Cause(cause_of(view)))
             if all(x["id"] != e["id"] for x in cause.entries):

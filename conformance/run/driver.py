@@ -256,18 +256,19 @@ class Context:
         """At the return of one of several concurrent calls on ``component``
         (``verbs.teardown``): the runtime, the GCS records of its actors and
         the implementation's threads, read at once; ``{"error": ...}`` if the
-        reading failed (judged unknown). The GCS query is bounded
-        (``GcsObserver.timeout``), so it cannot hang the op it runs in."""
+        reading failed (judged unknown). Each GCS query is bounded
+        (``GcsObserver.timeout``, 5 s, one per actor), well within the op's
+        teardown deadline (``verbs._teardown_deadline``: 2 x bound + 10 s a call)."""
         import ray
 
         try:
+            threads = new_threads(self.baseline_threads)  # in-process: read with Ray down too
             if not ray.is_initialized():
-                return {"ray": None}
+                return {"ray": None, "threads": threads}
             ids = [a["id"] for a in self.actors.get(component, [])]
             states = {aid: {k: st.get(k) for k in ("state", "node_id", "error") if k in st}
                       for aid, st in self.actor_states(ids).items()}
-            return {"ray": ray_identity(), "actors": states,
-                    "threads": new_threads(self.baseline_threads)}
+            return {"ray": ray_identity(), "actors": states, "threads": threads}
         except Exception as exc:  # noqa: BLE001 - what needed it is judged unknown
             return {"error": describe_error(exc)}
 

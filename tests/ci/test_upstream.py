@@ -200,6 +200,10 @@ def test_a_rule_broken_only_after_another_violation_gets_a_body_of_its_own():
     leak["oracles"].append("no_leftover_process")
     leak["evidence"]["violations"]["no_leftover_process"] = [
         "process left running after the driver exited: {'pid': 19258, 'name': 'python'}"]
+    # a duration over a bound after it is never a body's own (named_finding's rule)
+    leak["oracles"].append("teardown_within_bound")
+    leak["evidence"]["violations"]["teardown_within_bound"] = [
+        "op 5 (teardown collector) took 31.83s (bound 10.0s)"]
     also_restart = {**RESTART_A, "oracles": ["no_ray_restart", "no_hang"],
                     "evidence": {**RESTART_A["evidence"], "violations": {
                         **RESTART_A["evidence"]["violations"],

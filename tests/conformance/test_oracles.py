@@ -816,6 +816,11 @@ def test_a_concurrent_teardown_call_that_returns_before_the_actors_died_fails():
         "op 1 (teardown collector): actor collecto still ALIVE when its call in "
         "rlc-teardown-0 returned (another thread's call was still tearing it down)"]
     assert judge(run_of([built, concurrent_teardown("DEAD", "DEAD")])) == {}
+    # still ALIVE once both calls returned: the op's finding, not each call's again
+    stuck = concurrent_teardown("ALIVE", "ALIVE")
+    stuck["probe"]["at_return"] = reading(cpu=2.0)
+    assert judge(run_of([built, stuck]))["own_actors_dead_after_teardown"] == [
+        "op 1 (teardown collector): actor collecto still ALIVE when its teardown returned"]
     # a call whose reading failed cannot be judged: unknown, never a pass
     failed = concurrent_teardown("DEAD", "DEAD")
     failed["result"]["calls"][1]["at_return"] = {"error": err("builtins.TimeoutError", "GCS")}
@@ -1170,6 +1175,13 @@ def test_sampled_rows_that_no_write_filled_fail_data_kept_and_unreadable_ones_ar
                          "next": {"reward": np.ones((3, 1))}})["unwritten"] == 0
     assert "rows_unreadable" in sampled_rows([1, 2, 3])
     assert "rows_unreadable" in sampled_rows({"obs": np.zeros((3, 4))})
+    # without a reward the driver's own rows (zero observations) look unwritten: unreadable
+    assert sampled_rows({"observation": np.zeros((3, 4))}) == {
+        "rows_unreadable": "no ('next', 'reward') entry in what sample() returned"}
+    # a reading that cannot convert the rows says why; it never raises into the op
+    odd = sampled_rows({"observation": np.zeros((3, 4)),
+                        "next": {"reward": torch.ones(3, 1, dtype=torch.bfloat16)}})
+    assert odd["rows_unreadable"].startswith("TypeError: ")
 
     recs = [end(0, "construct", "buffer"), end(1, "sample", "buffer", result={"numel": 2, **read})]
     assert judge(run_of(recs))["data_kept"] == [
