@@ -110,9 +110,11 @@ def answer_all(rows: list[dict], answers: dict, previous: list[dict] | None,
 
 def _stale_state(answer: str, row: dict, root: Path) -> bool:
     """An answer that states a run's state (a shallow or an uncovered
-    survivor's) other than this run's: written again from the run."""
+    survivor's) other than this run's: written again from the run. One that
+    states this run's and goes on (a reading appended to it: "...; read
+    2026-11-27, not run deeper: [...]") is kept whole."""
     stated = "a shallow survivor" in answer or answer.startswith("open [uncovered]")
-    return stated and answer != drafted(row, root)
+    return stated and not answer.startswith(drafted(row, root) or "\0")
 
 
 def write(path: Path, answers: dict) -> str:

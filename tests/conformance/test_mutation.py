@@ -383,6 +383,17 @@ def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(tmp_path
     covered = [dict(rows[3], output="survived-shallow: 6 of 9 covering scenario(s) passed\npassed: a")]
     again, _, _ = answer_all(covered, answers, None, tmp_path)
     assert "a shallow survivor (6 of 9" in again["impl/m.py:3:8:core/NumberReplacer:1"]
+    # a reading appended to the run's state is kept while the state holds, dropped when not
+    read = again["impl/m.py:3:8:core/NumberReplacer:1"] + "; read 2026-11-27: [log-only: ...]"
+    kept, _, _ = answer_all(covered, {"impl/m.py:3:8:core/NumberReplacer:1": read}, None,
+                            tmp_path)
+    assert kept["impl/m.py:3:8:core/NumberReplacer:1"] == read
+    deeper = [dict(rows[3], output="survived-shallow: 7 of 9 covering scenario(s) passed")]
+    moved_on, _, _ = answer_all(deeper, {"impl/m.py:3:8:core/NumberReplacer:1": read}, None,
+                                tmp_path)
+    assert moved_on["impl/m.py:3:8:core/NumberReplacer:1"].endswith(
+        "a shallow survivor (7 of 9 covering scenarios passed in the first pass); "
+        "`mutate run --deep` runs the rest")
     # a change two survivors share is carried to neither
     twin = dict(rows[0], key="impl/m.py:9:12:core/NumberReplacer:0", line=9)
     shared, unread, _ = answer_all([rows[0], twin], {"impl/m.py:3:12:core/NumberReplacer:0":
