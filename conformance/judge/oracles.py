@@ -545,12 +545,16 @@ def call_readings(r: dict, runtime: str | None = None):
     """``(call, reading)`` for each of a concurrent teardown's calls that
     returned normally with a reading at its return (``verbs.teardown``),
     taken on ``runtime`` if one is given; ``(call, unknown finding)`` for a
-    reading that failed."""
+    reading that failed, or that a concurrent call lacks."""
+    concurrent = int((r["op"].get("args") or {}).get("concurrent", 1)) > 1
     for k, call in enumerate((r.get("result") or {}).get("calls") or []):
         reading = call.get("at_return")
-        if call.get("status") != "ok" or not reading:
+        if call.get("status") != "ok" or not (reading or concurrent):
             continue
-        if reading.get("error"):
+        if not reading:
+            yield call, unknown_at(r, f": its call {k} ({call.get('thread')}) returned with no "
+                                      "reading at its return")
+        elif reading.get("error"):
             e = reading["error"]
             yield call, unknown_at(r, f": the reading at the return of its call {k} "
                                       f"({call.get('thread')}) raised {e['type']}: "

@@ -114,7 +114,8 @@ def _stale_state(answer: str, row: dict, root: Path) -> bool:
     states this run's and goes on (a reading appended to it: "...; read
     2026-11-27, not run deeper: [...]") is kept whole."""
     stated = "a shallow survivor" in answer or answer.startswith("open [uncovered]")
-    return stated and not answer.startswith(drafted(row, root) or "\0")
+    state = drafted(row, root)
+    return stated and (state is None or not answer.startswith(state))
 
 
 def write(path: Path, answers: dict) -> str:

@@ -204,7 +204,7 @@ def _flaky(mark: str, where: str) -> tuple:
 
 def lines(text: str, source: str = "<known failures>"):
     """Every entry line of ``text`` (:class:`Line`), checked (the oracles its
-    outcomes name exist)."""
+    outcomes and ``varies:`` name exist)."""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -252,6 +252,12 @@ def lines(text: str, source: str = "<known failures>"):
         unknown = unknown_oracles(named)
         if unknown:
             raise ValueError(f"{where}: {', '.join(unknown)}: no such oracle")
+        unknown = unknown_oracles(rates)
+        if unknown:
+            from conformance.judge.oracles import ORACLES
+
+            raise ValueError(f"{where}: {sid}: varies:{','.join(unknown)} names no oracle "
+                             f"(valid: {', '.join(sorted(ORACLES))})")
         yield Line(sid, reason, outcome, flaky, rates, otherwise)
 
 
@@ -292,9 +298,6 @@ def expected(text: str, source: str = "<known failures>") -> dict[str, Expected]
         if e.id in out:
             raise ValueError(f"{source}: {e.id} is listed twice")
         out[e.id] = Expected(e.id, verdict, oracles, e.reason, e.varies, e.flaky, e.otherwise)
-    unknown = unknown_oracles(o for x in out.values() for o in x.varies)
-    if unknown:
-        raise ValueError(f"{source}: {', '.join(unknown)}: no such oracle")
     return out
 
 

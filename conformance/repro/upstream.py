@@ -15,8 +15,8 @@ excerpt, and the command that reruns the scenario in the suite.
 
 With ``--out-dir DIR`` every finding of the report is grouped by cause and one
 body is written per cause, and one per rule that only ever broke after
-another violation (``causes``) (``DIR/NN-<slug>.md``, plus ``DIR/README.md``
-listing them); ``--check DIR`` runs each body's script alone in the given
+another violation (``causes``): ``DIR/NN-<slug>.md``, plus ``DIR/README.md``
+listing them; ``--check DIR`` runs each body's script alone in the given
 Python and reads its output for the finding (``conformance.repro.upstream_check``).
 Two findings share a cause when they have the same verdict
 and the same earliest violation once the op's position, ids, numbers and
@@ -150,11 +150,10 @@ def causes(entries: list[dict], withheld=()) -> list[Cause]:
     group first; then, for each rule some finding breaks that no group's
     named violation is about (a finding that came after another in every
     scenario it fails, as torchrl's helper processes an env leaves behind
-    after its teardown already failed to give the CPUs back) and that does
-    not restate an op-level rule the scenario fails (``RESTATES``) and is no
-    duration over a bound, one group
-    of the scenarios that break it, each as a body about that violation
-    (``about``), the largest first."""
+    after its teardown already failed to give the CPUs back), that does not
+    restate a rule the scenario fails (``RESTATES``) and is no duration over
+    a bound, one group of the scenarios that break it, each as a body about
+    that violation (``about``), the largest first."""
     from conformance.reports.summary import findings_of
 
     groups: dict[str, Cause] = {}
@@ -170,10 +169,10 @@ def causes(entries: list[dict], withheld=()) -> list[Cause]:
             if f.get("unknown") or f["oracle"] in named or restated or over_a_bound(f):
                 continue  # a duration over a bound: never a body's own (``named_finding``)
             view = about(e, f)
-            cause = later.setdefault(f["oracle"], Cause(cause_of(view)))
+            cause = later.setdefault(f["oracle"], Cause(""))
             if all(x["id"] != e["id"] for x in cause.entries):
                 cause.entries.append(view)
-    for cause in later.values():  # keyed by the simplest scenario's violation
+    for cause in later.values():  # keyed by its simplest scenario's violation
         cause.key = cause_of(cause.representative)
     order = lambda c: (-len(c.entries), c.key)  # noqa: E731
     return sorted(groups.values(), key=order) + sorted(later.values(), key=order)

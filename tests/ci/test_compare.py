@@ -257,15 +257,22 @@ def test_a_varying_rate_must_name_a_usual_outcome():
             assert "write clean_stderr@K/N" in str(exc), exc
         else:
             raise AssertionError(f"varies:{mark} accepted")
-    assert known_failures.varying(f"{FAILING}  varies:a@1/5,b  # r\n")[FAILING] == \
-        {"a": (1, 5), "b": None}
-    for twice in ("varies:a@4/5  varies:a", "varies:a@4/5,a@1/5", "varies:@4/5"):
+    assert known_failures.varying(f"{FAILING}  varies:clean_stderr@1/5,no_hang  # r\n")[
+        FAILING] == {"clean_stderr": (1, 5), "no_hang": None}
+    for twice in ("varies:no_hang@4/5  varies:no_hang", "varies:no_hang@4/5,no_hang@1/5",
+                  "varies:@4/5"):
         try:
             known_failures.varying(f"{FAILING}  {twice}  # r\n")
         except ValueError as exc:
             assert "declared twice" in str(exc) or "names an oracle" in str(exc), exc
         else:
             raise AssertionError(f"{twice} accepted")
+    try:  # read where the line is read: a name that is no oracle is refused at once
+        known_failures.varying(f"{FAILING}  varies:clean_stder  # a typo\n")
+    except ValueError as exc:
+        assert "varies:clean_stder names no oracle (valid: " in str(exc), exc
+    else:
+        raise AssertionError("varies:clean_stder accepted")
 
 
 def test_races_declared_apart_apply_to_every_scenario_compared(tmp_path):

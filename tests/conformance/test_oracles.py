@@ -829,6 +829,14 @@ def test_a_concurrent_teardown_call_that_returns_before_the_actors_died_fails():
     assert unknown(run)["own_actors_dead_after_teardown"] == [
         "op 1 (teardown collector): the reading at the return of its call 1 (rlc-teardown-1) "
         "raised builtins.TimeoutError: GCS"]
+    # nor can a concurrent call that returned without a reading
+    missing = concurrent_teardown("DEAD", "DEAD")
+    del missing["result"]["calls"][0]["at_return"]
+    run = run_of([built, missing])
+    assert decide(run)[0] == "error"
+    assert unknown(run)["own_actors_dead_after_teardown"] == [
+        "op 1 (teardown collector): its call 0 (rlc-teardown-0) returned with no reading at "
+        "its return"]
 
 
 def test_a_thread_still_running_when_one_concurrent_teardown_call_returned_fails():
