@@ -77,11 +77,22 @@ FEATURES = {
                   "returns at once; poll(timeout) returns its result, or None when it is not "
                   "done within timeout. Without it (the adapter emulates submit): "
                   "use_after_close_clear_error of submit() after teardown is not checked",
+    "transition_batches": "a batch the collector yields is a TensorDict of env steps in "
+                          "torchrl's layout: ('next', 'reward'), ('next', 'done'), "
+                          "('next', 'terminated') and ('next', 'truncated') one wide (a "
+                          "trailing dimension of 1), done = terminated | truncated, and along "
+                          "the last batch dimension consecutive steps of one env (a step that "
+                          "is not done is followed by the step from its next observation). "
+                          "Without it: batches_hold_steps is not checked",
+    "eval_episode": "the result poll() returns is one episode, which Adapter.episode() reads "
+                    "as its steps and its return (the reference's {'steps', 'reward'}). "
+                    "Without it: eval_episode_consistent is not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
-CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval")
+CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
+               "transition_batches", "eval_episode")
 
 
 @dataclass(frozen=True)
@@ -279,6 +290,19 @@ class Adapter:
         an adapter whose implementation raises one returns None here).
         Without ``async_eval`` an adapter may run the evaluation here."""
         return evaluator.poll(timeout)
+
+    def episode(self, result) -> dict | None:
+        """The episode a ``poll`` result reports (``eval_episode``):
+        ``{"steps": int, "return": float}``, or None when ``result`` does not
+        say (then ``eval_episode_consistent`` judges it unknown). This default
+        reads the reference's result, a mapping with ``steps`` and ``reward``
+        (the episode's return); an adapter whose result says it otherwise
+        converts it here."""
+        from collections.abc import Mapping
+
+        if isinstance(result, Mapping) and {"steps", "reward"} <= set(result):
+            return {"steps": result["steps"], "return": result["reward"]}
+        return None
 
     def is_alive(self, component: str, obj) -> bool:
         return obj.is_alive()

@@ -24,7 +24,8 @@ class MyForkAdapter(Adapter):
     features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
-                          "batch_size", "sync_division", "async_eval", "weights"})  # every feature: nothing
+                          "batch_size", "sync_division", "async_eval", "transition_batches",
+                          "eval_episode", "weights"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0

@@ -35,6 +35,7 @@ class ReferenceAdapter(Adapter):
         "weights",
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
+        "transition_batches", "eval_episode",
     })
     teardown_bound = 10.0
 

@@ -265,6 +265,37 @@ def _sample_over_capacity(base):
     return Buffer
 
 
+def _reset_does_nothing(actor):
+    """Runs inside a collector's actor (``__ray_call__``): its env's reset()
+    resets nothing and returns the current state, so an episode that ended
+    goes on from its terminal state (CartPole then pays 0.0 a step)."""
+    import numpy as np
+
+    env = actor._stepper.env
+    env.reset = lambda *args, **kwargs: (np.array(env.unwrapped.state, dtype=np.float32), {})
+
+
+def _never_resets(base):
+    class Collector(base):
+        def __init__(self, *args, **kwargs):
+            from impl import calls
+
+            super().__init__(*args, **kwargs)
+            calls.get([calls.call(a, "__ray_call__", _reset_does_nothing) for a in self._actors])
+
+    return Collector
+
+
+def _eval_steps_from_zero(base):
+    class Evaluator(base):
+        def poll(self, timeout=0):
+            # the episode's steps counted from 0: the index of its last step
+            result = super().poll(timeout)
+            return result if result is None else {**result, "steps": result["steps"] - 1}
+
+    return Evaluator
+
+
 def _closing_flag_returns_early(base):
     class Component(base):
         def _teardown(self, timeout, shutdown_ray, reason):
@@ -1234,6 +1265,25 @@ REGRESSIONS = {r.id: r for r in (
                ("own_actors_dead_after_teardown",)),),
         {"buffer": _closing_flag_returns_early, "collector": _closing_flag_returns_early,
          "evaluator": _closing_flag_returns_early},
+    ),
+    Regression(
+        "env-never-reset",
+        "the collector's actors never reset an env whose episode ended (its reset() is a "
+        "no-op): every batch after the first fall is steps of a fallen pole, reward 0.0, "
+        "while the batch counts and frames are right",
+        "an env wrapper whose reset() caches instead of resetting (mutation analysis: "
+        "survivor impl/rollout.py:110 of tree 300f2f5, `term and trunc` for `term or trunc`)",
+        (Catch("exhaustion/*/user/async", "fail", ("batches_hold_steps",)),),
+        {"collector": _never_resets},
+    ),
+    Regression(
+        "eval-steps-from-zero",
+        "the eval worker reports an episode's steps counted from 0 (the index of its last "
+        "step), one fewer than it took and than its return on a 1-a-step env",
+        "`for steps in range(max_steps)` reporting `steps` (mutation analysis: survivors "
+        "impl/rollout.py:126 of tree 300f2f5, the episode's step count off by one)",
+        (Catch("defaults/*/user/evaluator", "fail", ("eval_episode_consistent",)),),
+        {"evaluator": _eval_steps_from_zero},
     ),
     Regression(
         "weights-not-acknowledged",

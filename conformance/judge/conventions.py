@@ -64,15 +64,23 @@ CONVENTIONS = {c.feature: c for c in (
         and _endless(s)),
     Convention("batch_size", {
         "batch_counts": lambda op, s: op.verb == "exhaust",
+        "batches_hold_steps": lambda op, s: _collects(op),
         "fails_clearly": _refuses("frames_per_batch"),
     }),
     Convention("sync_division", {
         "batch_counts": lambda op, s: _collects(op) and _collector_is_sync(s),
+        "batches_hold_steps": lambda op, s: _collects(op) and _collector_is_sync(s),
         "fails_clearly": _refuses("sync_divisible"),
     }),
     Convention("async_eval", {
         "use_after_close_clear_error": lambda op, s: op.verb == "use"
         and op.args.get("call") == "submit",
+    }),
+    Convention("transition_batches", {
+        "batches_hold_steps": lambda op, s: _collects(op),
+    }),
+    Convention("eval_episode", {
+        "eval_episode_consistent": lambda op, s: op.verb == "poll",
     }),
 )}
 

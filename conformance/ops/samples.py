@@ -21,7 +21,7 @@ ROW_KEYS = ("observation", ("next", "observation"), ("next", "reward"))
 REWARD = ("next", "reward")
 
 
-def _array(value):
+def as_array(value):
     import numpy as np
 
     if hasattr(value, "detach"):  # a torch tensor
@@ -29,7 +29,7 @@ def _array(value):
     return np.asarray(value)
 
 
-def _entry(data, key):
+def entry(data, key):
     """``data[key]`` for a nested key, in a TensorDict or nested mappings; None if absent."""
     if hasattr(data, "batch_size") and hasattr(data, "get"):  # a TensorDict
         return data.get(key, None)
@@ -63,8 +63,8 @@ def _sampled_rows(data) -> dict:
                                    f"{type(data).__qualname__}, not a TensorDict or a mapping"}
     if hasattr(data, "batch_size") and len(data.batch_size) > 1:
         data = data.reshape(-1)
-    found = [(k, _entry(data, k)) for k in ROW_KEYS]
-    found = [(k, _array(v)) for k, v in found if v is not None]
+    found = [(k, entry(data, k)) for k in ROW_KEYS]
+    found = [(k, as_array(v)) for k, v in found if v is not None]
     if not any(k == REWARD for k, _ in found):
         return {"rows_unreadable": f"no {REWARD!r} entry in what sample() returned"}
     n = found[0][1].shape[0] if found[0][1].ndim else 0

@@ -29,6 +29,7 @@ from conformance.adapter import Spec
 from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
 from conformance.ops.samples import sampled_rows
+from conformance.ops.transitions import batch_steps
 from fixtures.harness_threads import start_harness_thread
 from conformance.ops.targets import actor_name, at_once, kind_of, writes_into
 
@@ -354,17 +355,28 @@ def actions_of(batch) -> list[list[int]] | None:
     return [sorted({int(a) for a in row.tolist()}) for row in rows]
 
 
-def _count(items, limit=None, read_actions=False) -> dict:
-    n, frames, actions = 0, 0, []
+def _count(ctx, items, limit=None, read_actions=False) -> dict:
+    """The batches and frames the collector yielded, each batch's frames
+    (``sizes``: None where not measurable), with ``transition_batches`` what
+    each batch's steps say (``steps``: ``transitions.batch_steps``), and
+    with ``read_actions`` each batch's actions."""
+    read_steps = "transition_batches" in ctx.adapter.features
+    n, frames, sizes, steps, actions = 0, 0, [], [], []
     for batch in items:
         n += 1
         f = frames_of(batch)
+        sizes.append(f)
         frames = None if f is None or frames is None else frames + f
+        reading = batch_steps(batch) if read_steps else None
+        if reading is not None:
+            steps.append({"batch": n, **reading})
         if read_actions:
             actions.append(actions_of(batch))
         if limit is not None and n >= limit:
             break  # an early break, as a user's loop does
-    return {"batches": n, "frames": frames, **({"actions": actions} if read_actions else {})}
+    return {"batches": n, "frames": frames, "sizes": sizes,
+            **({"steps": steps} if read_steps else {}),
+            **({"actions": actions} if read_actions else {})}
 
 
 def _iterate_script(op, api) -> list[str]:
@@ -409,7 +421,7 @@ def iterate(ctx, op):
     batches = int(op.args.get("batches", 1))
     if batches <= 0:
         return {"batches": 0, "frames": 0}
-    return _count(ctx.adapter.iterate(ctx.objects[op.target]), batches,
+    return _count(ctx, ctx.adapter.iterate(ctx.objects[op.target]), batches,
                   bool(op.args.get("read_actions")))
 
 
@@ -442,7 +454,7 @@ def _exhaust_deadline(op, adapter, spec) -> float:
           "    n += 1",
           "return f'{n} batches'"])
 def exhaust(ctx, op):
-    return _count(ctx.adapter.iterate(ctx.objects[op.target]))
+    return _count(ctx, ctx.adapter.iterate(ctx.objects[op.target]))
 
 
 def _may_start(model) -> bool:
@@ -668,7 +680,22 @@ POLL_GRACE = 30.0
 def poll(ctx, op):
     timeout = float(op.args.get("timeout", 0))
     result = ctx.adapter.poll(ctx.objects[op.target], timeout)
-    return {"ready": result is not None}
+    if result is None:
+        return {"ready": False}
+    if "eval_episode" not in ctx.adapter.features:
+        return {"ready": True}
+    try:
+        episode = ctx.adapter.episode(result)
+    except Exception as exc:  # noqa: BLE001 - the harness's reading, never the call's failure
+        episode = {"unreadable": f"Adapter.episode raised {type(exc).__name__}: {str(exc)[:200]}"}
+    if episode is None:
+        episode = {"unreadable": f"Adapter.episode() cannot read a {type(result).__qualname__}: "
+                                 f"{str(result)[:200]}"}
+    from conformance.envs import NEVER_TERMINATE
+
+    # what the episode is judged against (eval_episode_consistent): submit's bound, the env
+    return {"ready": True, "episode": episode, "max_steps": ctx.spec.eval_max_steps,
+            "never_terminates": ctx.spec.env_id in NEVER_TERMINATE}
 
 
 # -- faults -----------------------------------------------------------------------

@@ -32,8 +32,9 @@ def test_a_sync_batch_not_divided_fails_unless_the_convention_is_not_declared():
         "(frames_per_batch=64)"]
     lacking = run_of(ops, features=without("sync_division"))
     assert decide(lacking).verdict == "pass"
-    assert conventions.gaps(lacking.scenario, lacking.features) == {"batch_counts": [
-        "op 1 (exhaust collector): rests on the sync_division convention, not declared"]}
+    why = ["op 1 (exhaust collector): rests on the sync_division convention, not declared"]
+    assert conventions.gaps(lacking.scenario, lacking.features) == {
+        "batch_counts": why, "batches_hold_steps": why}
     # an async collector's batches are still counted
     async_ops = [end(0, "construct", "collector", args={"sync": False}), ops[1]]
     assert "batch_counts" in judge(run_of(async_ops, features=without("sync_division")))
@@ -100,18 +101,54 @@ def test_an_implementation_lacking_a_convention_gets_not_checked_instead_of_a_fa
     from conformance.adapters.registry import load_adapter
 
     cases = {  # scenario -> what rests on sync_division there
-        "construction_failure/local/user/collector-invalid-sync_divisible": "fails_clearly",
-        "exhaustion/local/user/sync": "batch_counts",
+        "construction_failure/local/user/collector-invalid-sync_divisible": ["fails_clearly"],
+        "exhaustion/local/user/sync": ["batch_counts", "batches_hold_steps"],
     }
-    for k, (sid, oracle) in enumerate(cases.items()):
+    for k, (sid, oracles) in enumerate(cases.items()):
         scenario = catalog.find(sid)
         lacking = run_scenario(scenario, UNDECLARED, load_adapter(UNDECLARED), session,
                                str(tmp_path / f"undeclared{k}"))
         assert lacking["verdict"] == "pass", failure_message(lacking)
-        assert lacking["not_checked"] == [oracle], lacking["not_checked"]
-        assert "sync_division" in lacking["evidence"]["not_checked"][oracle][0]
+        assert lacking["not_checked"] == oracles, lacking["not_checked"]
+        for oracle in oracles:
+            assert "sync_division" in lacking["evidence"]["not_checked"][oracle][0]
         # the same code declaring the convention fails where it breaks it
         claimed = run_scenario(scenario, DECLARED, load_adapter(DECLARED), session,
                                str(tmp_path / f"declared{k}"))
         assert (claimed["verdict"], claimed["oracles"], claimed["not_checked"]) == (
-            "fail", [oracle], []), failure_message(claimed)
+            "fail", oracles, []), failure_message(claimed)
+
+
+def _iterated(result, args=None):
+    return [end(0, "construct", "collector", args={"sync": False}),
+            end(1, "iterate", "collector", args={"batches": 2, **(args or {})}, result=result)]
+
+
+def test_a_batch_is_read_as_env_steps_only_where_transition_batches_is_declared():
+    bad = {"batches": 2, "frames": 128, "sizes": [64, 64], "steps": [
+        {"batch": 2, "rows": 64, "faults": ["done is not terminated | truncated: 3 of 64 rows"]}]}
+    assert "batches_hold_steps" in judge(run_of(_iterated(bad), features=ALL))
+    lacking = run_of(_iterated(bad), features=without("transition_batches"))
+    assert decide(lacking).verdict == "pass"
+    assert conventions.gaps(lacking.scenario, lacking.features) == {"batches_hold_steps": [
+        "op 1 (iterate collector): rests on the transition_batches convention, not declared"]}
+    doubled = {"batches": 2, "frames": 256, "sizes": [128, 128]}
+    assert "batches_hold_steps" in judge(run_of(_iterated(doubled), features=ALL))
+    assert judge(run_of(_iterated(doubled), features=without("batch_size"))) == {}
+
+
+def test_an_evaluation_is_read_as_an_episode_only_where_eval_episode_is_declared():
+    polled = [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
+              end(2, "poll", "evaluator", result={"ready": True, "max_steps": 50,
+                                                  "episode": {"steps": 11, "return": 12.0}})]
+    assert "eval_episode_consistent" in judge(run_of(polled, features=ALL))
+    lacking = run_of(polled, features=without("eval_episode"))
+    assert decide(lacking).verdict == "pass"
+    assert conventions.gaps(lacking.scenario, lacking.features) == {"eval_episode_consistent": [
+        "op 2 (poll evaluator): rests on the eval_episode convention, not declared"]}
+
+
+def test_the_adapter_reads_the_references_result_as_an_episode_and_nothing_else():
+    adapter = ReferenceAdapter()
+    assert adapter.episode({"reward": 11.0, "steps": 11}) == {"steps": 11, "return": 11.0}
+    assert adapter.episode([11, 11.0]) is None and adapter.episode({"steps": 3}) is None
