@@ -296,6 +296,19 @@ def _eval_steps_from_zero(base):
     return Evaluator
 
 
+def _capacity_zero_accepted(base):
+    class Buffer(base):
+        def __init__(self, capacity, *args, **kwargs):
+            # the check is `capacity < 0`: a capacity of 0 builds, as a buffer of one row
+            if capacity == 0:
+                super().__init__(1, *args, **kwargs)
+                self.capacity = 0
+            else:
+                super().__init__(capacity, *args, **kwargs)
+
+    return Buffer
+
+
 def _closing_flag_returns_early(base):
     class Component(base):
         def _teardown(self, timeout, shutdown_ray, reason):
@@ -1284,6 +1297,16 @@ REGRESSIONS = {r.id: r for r in (
         "impl/rollout.py:126 of tree 300f2f5, the episode's step count off by one)",
         (Catch("defaults/*/user/evaluator", "fail", ("eval_episode_consistent",)),),
         {"evaluator": _eval_steps_from_zero},
+    ),
+    Regression(
+        "capacity-zero-accepted",
+        "a replay buffer built with capacity=0 does not refuse it: it builds (as a buffer of "
+        "one row) where the user's typo should have failed at once",
+        "an argument check off by one at its boundary, `capacity < 0` for `capacity <= 0` "
+        "(mutation analysis: survivors impl/replay_buffer.py:77 and impl/collector.py:78-80 "
+        "of tree 300f2f5, which only the full profile's invalid-argument scenarios judged)",
+        (Catch("construction_failure/*/user/buffer-invalid-capacity", "fail", ("fails_clearly",)),),
+        {"buffer": _capacity_zero_accepted},
     ),
     Regression(
         "weights-not-acknowledged",

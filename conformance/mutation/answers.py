@@ -28,8 +28,10 @@ file is printed.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,10 +41,30 @@ from conformance.mutation.distributor import SHALLOW
 UNCOVERED = "survived: no scenario of the profile executes these lines"
 
 
+@functools.lru_cache(maxsize=None)
+def measured_source(root: Path, module: str) -> str:
+    """``module``'s text as the committed results measured it: from the
+    ``impl/`` tree their provenance names (``score.json``), read with git;
+    today's file where no provenance says or git does not have that tree.
+    A survivor's line number is of that tree: read against today's file, it
+    named the function that moved there since."""
+    score = root / "ci" / "results" / "mutation" / "score.json"
+    trees = {p.get("provenance", {}).get("impl_tree")
+             for p in (json.loads(score.read_text()).values() if score.exists() else ())}
+    for tree in sorted(t for t in trees if t):
+        inside = Path(module).relative_to("impl").as_posix()
+        done = subprocess.run(["git", "show", f"{tree}:{inside}"], cwd=root,
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            return done.stdout
+    return (root / module).read_text()
+
+
 def function_at(module: str, line: int, root: Path) -> str:
-    """``Class.method`` (or ``function``) whose body holds ``line`` of ``module``."""
+    """``Class.method`` (or ``function``) whose body holds ``line`` of
+    ``module`` (as the results measured it: ``measured_source``)."""
     best, best_span = "module level", None
-    tree = ast.parse((root / module).read_text())
+    tree = ast.parse(measured_source(root, module))
 
     def visit(node, prefix):
         nonlocal best, best_span
@@ -128,8 +150,6 @@ def write(path: Path, answers: dict) -> str:
 def committed(root: Path, profile: str) -> list[dict] | None:
     """The mutants file as last committed (what answers.txt was written
     against when the results were committed with it), or None."""
-    import subprocess
-
     done = subprocess.run(["git", "show", f"HEAD:ci/results/mutation/mutants-{profile}.json"],
                           cwd=root, capture_output=True, text=True)
     return json.loads(done.stdout) if done.returncode == 0 else None

@@ -217,7 +217,7 @@ INFEASIBLE = {"resources": {"rlc_infeasible": 1}}
 UNKNOWN_ENV_ID = "RlcNoSuchEnv-v0"
 BAD_ARGS = {
     "frames_per_batch": {"frames_per_batch": 0},
-    "total_frames": {"total_frames": -5},
+    "total_frames": {"total_frames": -2},  # the boundary: -1 means endless, below is refused
     "sync_divisible": {"sync": True, "num_collectors": 2, "frames_per_batch": 63},
     "num_collectors": {"num_collectors": 0},
     "capacity": {"buffer_capacity": 0},

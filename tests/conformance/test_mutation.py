@@ -702,3 +702,33 @@ def test_a_harness_error_never_keeps_a_sampled_kill():
     assert judged("pass") == "SURVIVED"
     assert judged("error") == "UNKNOWN"  # the harness could not observe: no kill
     assert [judged(v) for v in ("fail", "hang", "crash", "setup-error")] == ["killed"] * 4
+
+
+def test_an_uncovered_survivor_is_placed_in_the_code_the_results_measured(tmp_path):
+    """A survivor's line is of the impl/ tree its results name (score.json's
+    provenance), not of today's impl/, where another function may sit there."""
+    import json
+    import subprocess
+
+    from conformance.mutation.answers import function_at, measured_source
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    (tmp_path / "impl").mkdir()
+    module = tmp_path / "impl" / "m.py"
+    module.write_text("def close():\n    return 1\n")
+    git("init", "-q")
+    git("add", "impl")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "then")
+    tree = git("rev-parse", "HEAD:impl")
+    module.write_text("def __repr__():\n    return 'x'\n")  # today's line 2 is another function's
+    measured_source.cache_clear()
+    assert function_at("impl/m.py", 2, tmp_path) == "__repr__"  # no provenance: today's file
+    results = tmp_path / "ci" / "results" / "mutation"
+    results.mkdir(parents=True)
+    (results / "score.json").write_text(json.dumps({"quick": {"provenance": {"impl_tree": tree}}}))
+    measured_source.cache_clear()
+    assert function_at("impl/m.py", 2, tmp_path) == "close"
+    measured_source.cache_clear()
