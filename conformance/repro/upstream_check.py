@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 
 from conformance.judge import findings
-from conformance.judge.oracles import LIVE_STATES, RESOURCE_SLACK
+from conformance.judge.oracles import BOUND_SLACK, LIVE_STATES, RESOURCE_SLACK
 from conformance.reports.summary import findings_of
 from fixtures import procs
 from fixtures.raystart import ClusterStartFailed, RayStartCluster
@@ -269,6 +269,15 @@ def _other_ended(m, comp, outcome, after):
     return f"actors: {other}={','.join(states)}" if ended else None
 
 
+def _over_timeout(m, comp, outcome, after):
+    """The call returned (or raised) later than its own timeout allows (the
+    oracle's slack, ``oracles.BOUND_SLACK``)."""
+    took = _duration(outcome)
+    if took is not None and took > float(m.group("timeout")) + BOUND_SLACK:
+        return f"{outcome} (its timeout {m.group('timeout')}s)"
+    return None
+
+
 def _count(m, comp, outcome, after):
     got = re.match(r"ok -> (\d+) batches", outcome)
     if got and int(got.group(1)) != int(m.group("want")):
@@ -345,6 +354,8 @@ CLAIMS = [
     ({"errors_surface"}, r"returned \d+ time\(s\) in [\d.]+s without raising", _returned),
     ({"batch_counts"}, r"batches before it stopped; (?P<want>\d+) were asked for", _count),
     ({"batch_counts"}, r"batches until total_frames=\d+; (?P<want>\d+) expected", _count),
+    ({"calls_within_timeout"}, r"took [\d.]+s; its timeout is (?P<timeout>[\d.]+)s",
+     _over_timeout),
     ({"no_ray_restart"}, r"started a Ray runtime", _new_session),
     ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
 ]

@@ -863,3 +863,16 @@ def test_the_scripts_print_a_runtime_start_with_the_thread_that_made_it():
     space["_ray_session"] = unreadable  # a reading that fails leaves the call as it was
     fake_ray.init()
     assert session[0] == NEW_SESSION and len(printed) == 2
+
+
+def test_rllib_11_a_call_over_its_own_timeout_is_read_from_its_duration():
+    """RLlib's evaluate() has no timeout: the poll with timeout 0.5 s returned
+    after 5.2 s (the script went on to hang later: the first finding counts)."""
+    found = finding("calls_within_timeout", "poll evaluator(timeout=0.5)",
+                    "op 4 (poll evaluator): took 5.21s; its timeout is 0.5s", verdict="hang")
+    out = """[4] poll evaluator(timeout=0.5) ...
+[4] poll evaluator(timeout=0.5): ok -> ready (5.214s)
+[5] submit evaluator ...
+"""
+    assert verdict_of(found, out, returncode=1) == "shown"
+    assert verdict_of(found, out.replace("(5.214s)", "(0.612s)"), returncode=1) == "NOT shown"
