@@ -66,19 +66,20 @@ FEATURES = {
                "is not checked, and its constructor may refuse -1",
     "batch_size": "the collector's constructor takes frames_per_batch, the frames of every "
                   "batch it yields, and refuses one below 1. Without it: batch_counts of an "
-                  "exhaust and fails_clearly of the invalid frames_per_batch constructor are "
-                  "not checked",
+                  "exhaust, batch_sizes and fails_clearly of the invalid frames_per_batch "
+                  "constructor are not checked",
     "sync_division": "with sync=True a batch is frames_per_batch frames in all, split evenly "
                      "across the actors (frames_per_batch / num_collectors each), and a "
                      "frames_per_batch the actors do not divide is refused at construction. "
-                     "Without it: batch_counts of a sync collector and fails_clearly of the "
-                     "sync_divisible constructor are not checked",
+                     "Without it: batch_counts and batch_sizes of a sync collector and fails_clearly "
+                     "of the sync_divisible constructor are not checked",
     "async_eval": "the eval worker's submit(weights, max_steps) starts an evaluation and "
                   "returns at once; poll(timeout) returns its result, or None when it is not "
                   "done within timeout. Without it (the adapter emulates submit): "
                   "use_after_close_clear_error of submit() after teardown is not checked",
     "transition_batches": "a batch the collector yields is a TensorDict of env steps in "
-                          "torchrl's layout: ('next', 'reward'), ('next', 'done'), "
+                          "torchrl's layout: observation and ('next', 'observation') rows of "
+                          "one shape, ('next', 'reward'), ('next', 'done'), "
                           "('next', 'terminated') and ('next', 'truncated') one wide (a "
                           "trailing dimension of 1), done = terminated | truncated, and along "
                           "the last batch dimension consecutive steps of one env (a step that "

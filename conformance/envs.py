@@ -43,8 +43,8 @@ LONG_BATCH_ENV_ID = "conformance.envs:RlcVerySlowCartPole-v0"
 HANGABLE_ENV_ID = "conformance.envs:RlcHangableCartPole-v0"
 #: the envs whose episodes never terminate (SlowCartPole's): an evaluation
 #: in one runs its whole step budget
-NEVER_TERMINATE = (SLOW_ENV_ID, LONG_BATCH_ENV_ID, HANGABLE_ENV_ID)
 FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
+NEVER_TERMINATE = (SLOW_ENV_ID, LONG_BATCH_ENV_ID, HANGABLE_ENV_ID, FAILING_ENV_ID)
 #: the failing env's first failing step, counted from its creation across
 #: resets: with 64-frame batches (2 actors, async) each actor's first batch
 #: is whole and its second fails at its 36th frame; with sync 32-frame

@@ -64,12 +64,12 @@ CONVENTIONS = {c.feature: c for c in (
         and _endless(s)),
     Convention("batch_size", {
         "batch_counts": lambda op, s: op.verb == "exhaust",
-        "batches_hold_steps": lambda op, s: _collects(op),
+        "batch_sizes": lambda op, s: _collects(op),
         "fails_clearly": _refuses("frames_per_batch"),
     }),
     Convention("sync_division", {
         "batch_counts": lambda op, s: _collects(op) and _collector_is_sync(s),
-        "batches_hold_steps": lambda op, s: _collects(op) and _collector_is_sync(s),
+        "batch_sizes": lambda op, s: _collects(op) and _collector_is_sync(s),
         "fails_clearly": _refuses("sync_divisible"),
     }),
     Convention("async_eval", {

@@ -976,29 +976,61 @@ def batch_counts(run: Run) -> list[Finding]:
     return out
 
 
-def _size_expected(f: int, fpb: int, total: int, before: int) -> bool:
-    """A batch of ``f`` frames after ``before`` of a budget of ``total``
-    (-1: none) holds ``frames_per_batch``, or the rest of the budget."""
-    return f == fpb or (total > 0 and f < fpb and before + f == total)
+def batch_sizes(run: Run) -> list[Finding]:
+    """Each batch a collector yields holds ``frames_per_batch`` frames (with
+    ``sync`` the whole batch's), the last of a ``total_frames`` budget the
+    rest of it, counted from each build of the instance. A batch that does
+    not say its frames (``verbs.frames_of``) is unknown, but in buffer mode,
+    where the contract lets a collector yield None. Not judged while a fault
+    meant to break the collection is under way (``may_fail``, ``cause``:
+    ``errors_surface`` and ``calls_succeed`` judge those ops); after one the
+    count is lost, and a short batch is no longer held to the budget's rest."""
+    out = []
+    fpb = run.spec.frames_per_batch
+    built: dict = {}  # collector instance -> (its total_frames, buffer mode?)
+    collected: dict = {}  # instance -> frames yielded since it was built; None: not known
+    for r in run.history.ops:
+        op, target = r["op"], r["op"].get("target")
+        args = op.get("args", {})
+        if op["verb"] == "construct" and r["status"] == "ok":
+            built[target] = (int(args.get("total_frames", run.spec.total_frames)),
+                             bool(args.get("buffer")))
+            collected[target] = 0
+            continue
+        if r["status"] != "ok" or op["verb"] not in ("iterate", "exhaust"):
+            continue
+        if args.get("may_fail") or args.get("cause"):
+            collected[target] = None
+            continue
+        total, buffer_mode = built.get(target, (run.spec.total_frames, False))
+        for b, f in enumerate((r.get("result") or {}).get("sizes", []), 1):
+            before = collected.get(target, 0)
+            if f is None:
+                if not buffer_mode:
+                    out.append(unknown_at(r, f": batch {b} does not say its frames (a TensorDict's "
+                                             "numel, RLlib's episode chunks: verbs.frames_of)"))
+                collected[target] = None
+                continue
+            rest = f < fpb and total > 0 and (before is None or before + f == total)
+            if f != fpb and not rest:
+                after = "" if before is None else f" after {before}"
+                out.append(at(r, f": batch {b} holds {f} frames{after}; frames_per_batch is "
+                                 f"{fpb}, total_frames {total}"))
+            collected[target] = None if before is None else before + f
+    return out
 
 
 def batches_hold_steps(run: Run) -> list[Finding]:
-    """Each batch a collector yields holds ``frames_per_batch`` frames (the
-    last of a budget the rest of it), and its rows are env steps in
-    torchrl's layout (``conformance.ops.transitions``): reward 1.0 a step,
-    the flags one wide, done = terminated | truncated, consecutive steps of
-    one env. A batch the harness could not read is unknown. The sizes are
-    not judged while a fault meant to break the collection is under way
-    (``may_fail``, ``cause``): ``errors_surface`` and ``calls_succeed``
-    judge those ops."""
+    """With ``transition_batches``, the rows of each batch a collector
+    yields are env steps in torchrl's layout (``conformance.ops.transitions``):
+    reward 1.0 a step, the reward and done flags one wide, done = terminated
+    | truncated, consecutive steps of one env. A batch the harness could not
+    read is unknown."""
     out = []
-    collected: dict = {}  # collector instance -> frames yielded so far
     for r in run.history.ops:
-        op = r["op"]
-        if r["status"] != "ok" or op["verb"] not in ("iterate", "exhaust"):
+        if r["status"] != "ok" or r["op"]["verb"] not in ("iterate", "exhaust"):
             continue
-        res, target = r.get("result") or {}, op["target"]
-        for reading in res.get("steps", []):
+        for reading in (r.get("result") or {}).get("steps", []):
             where = f": batch {reading.get('batch')}"
             if "unreadable" in reading:
                 out.append(unknown_at(r, f"{where} could not be read as env steps: "
@@ -1006,28 +1038,17 @@ def batches_hold_steps(run: Run) -> list[Finding]:
             elif reading.get("faults"):
                 rows = "" if reading.get("rows") is None else f" of {reading['rows']} rows"
                 out.append(at(r, f"{where}{rows}: {'; '.join(reading['faults'])}"))
-        args = _construct_args(run, target)
-        fpb = int(args.get("frames_per_batch", run.spec.frames_per_batch))
-        total = int(args.get("total_frames", run.spec.total_frames))
-        faulted = op.get("args", {}).get("may_fail") or op.get("args", {}).get("cause")
-        for b, f in enumerate(res.get("sizes", []), 1):
-            before = collected.get(target, 0)
-            if f is None:
-                continue
-            if not faulted and not _size_expected(f, fpb, total, before):
-                out.append(at(r, f": batch {b} holds {f} frames after {before}; "
-                                 f"frames_per_batch is {fpb}, total_frames {total}"))
-            collected[target] = before + f
     return out
 
 
 def eval_episode_consistent(run: Run) -> list[Finding]:
     """Each evaluation ``poll`` returns is one episode
-    (``Adapter.episode``): at least one step and at most the
-    ``eval_max_steps`` that ``submit`` asked for; its return equals its
-    steps (every catalog env pays 1.0 a step); in an env that never
+    (``Adapter.episode``): a whole number of steps, at least one and at
+    most the ``eval_max_steps`` that ``submit`` asked for; its return equals
+    its steps (every catalog env pays 1.0 a step); in an env that never
     terminates (``conformance.envs.NEVER_TERMINATE``) it ran every step
-    asked for. An episode the harness could not read is unknown."""
+    asked for, or to the env's TimeLimit. An episode the harness could not
+    read is unknown."""
     out = []
     for r in run.op_records("poll"):
         res = r.get("result") or {}
@@ -1046,14 +1067,16 @@ def eval_episode_consistent(run: Run) -> list[Finding]:
             continue
         most = int(res.get("max_steps", run.spec.eval_max_steps))
         said = f": the evaluation reports {ep['steps']} steps and a return of {ep['return']}"
-        if not 1 <= steps <= most:
-            out.append(at(r, f"{said}; it was asked for 1 to {most} steps"))
+        if not 1 <= steps <= most or steps != int(steps):
+            out.append(at(r, f"{said}; it was asked for 1 to {most} whole steps"))
         elif ret != steps:
             out.append(at(r, f"{said}; every catalog env pays 1.0 a step, so the return "
                              "is the steps"))
-        elif res.get("never_terminates") and steps != most:
+        elif res.get("never_terminates") and steps != min(most, res.get("episode_limit") or most):
+            due = min(most, res.get("episode_limit") or most)
+            why = "asked for" if due == most else "of its TimeLimit"
             out.append(at(r, f"{said}; its env never terminates, so the episode runs the "
-                             f"{most} steps asked for"))
+                             f"{due} steps {why}"))
     return out
 
 
@@ -1784,8 +1807,8 @@ ORACLES = {
         no_crash, no_hang, clean_stderr, no_leftover_process, calls_succeed,
         harness_steps_succeed, teardown_never_raises, teardown_within_bound,
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
-        threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batches_hold_steps,
-        eval_episode_consistent,
+        threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
+        batches_hold_steps, eval_episode_consistent,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
         calls_within_timeout, fails_clearly, weights_take_effect,

@@ -68,11 +68,14 @@ def _batch_steps(batch) -> dict:
         "done is not terminated | truncated": int(np.sum(done != (term | trunc))),
     }
     obs, next_obs = a[OBS], a[NEXT_OBS]
-    if obs.shape[:len(shape)] == shape and obs.shape == next_obs.shape and shape[-1] > 1:
+    if obs.shape[:len(shape)] != shape or obs.shape != next_obs.shape:
+        faults.append(f"observation {list(obs.shape)} and next observation "
+                      f"{list(next_obs.shape)} are not rows of one shape")
+    elif shape[-1] > 1:
         lead = (slice(None),) * (len(shape) - 1)  # the time axis is the last batch dimension
         gone, came = next_obs[(*lead, slice(None, -1))], obs[(*lead, slice(1, None))]
         differs = np.any(gone != came, axis=tuple(range(len(shape), obs.ndim)))
         counts["not done, yet not followed by the step from its next observation"] = int(
             np.sum(differs & ~done[(*lead, slice(None, -1))]))
-    faults = [f"{k}: {v} of {n} rows" for k, v in counts.items() if v]
+    faults += [f"{k}: {v} of {n} rows" for k, v in counts.items() if v]
     return {"rows": n, "faults": faults}

@@ -691,11 +691,18 @@ def poll(ctx, op):
     if episode is None:
         episode = {"unreadable": f"Adapter.episode() cannot read a {type(result).__qualname__}: "
                                  f"{str(result)[:200]}"}
+    import gymnasium as gym
+
     from conformance.envs import NEVER_TERMINATE
 
-    # what the episode is judged against (eval_episode_consistent): submit's bound, the env
+    # facts of the evaluation the episode is judged against (eval_episode_consistent):
+    # submit's step bound, and the env's own (its TimeLimit truncates), whether it terminates
+    try:
+        limit = gym.spec(ctx.spec.env_id.split(":", 1)[-1]).max_episode_steps  # "module:id"
+    except Exception:  # noqa: BLE001 - an id gymnasium does not know: no limit recorded
+        limit = None
     return {"ready": True, "episode": episode, "max_steps": ctx.spec.eval_max_steps,
-            "never_terminates": ctx.spec.env_id in NEVER_TERMINATE}
+            "episode_limit": limit, "never_terminates": ctx.spec.env_id in NEVER_TERMINATE}
 
 
 # -- faults -----------------------------------------------------------------------

@@ -60,7 +60,11 @@ def test_features_components_and_catalog(adapter):
     # a collector of one actor; envs with a helper process (local only)
     assert {"early_break/multinode/user/sync-1-actor-after-2",
             "env_helper/local/user/all~no-buffer"} <= ids
-    assert (len(quick), len(skipped)) == (47, 8)
+    # every bad constructor argument of its components is quick (#27): 4 of them new
+    assert {f"construction_failure/multinode/user/{v}" for v in (
+        "collector-invalid-frames_per_batch", "collector-invalid-total_frames",
+        "collector-invalid-num_collectors", "evaluator-infeasible")} <= ids
+    assert (len(quick), len(skipped)) == (51, 8)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

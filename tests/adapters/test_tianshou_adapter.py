@@ -62,7 +62,10 @@ def test_features_components_and_catalog(adapter):
     # a collector of one actor; envs with a helper process (local only)
     assert {"early_break/multinode/user/sync-1-actor-after-2",
             "env_helper/local/user/all~no-buffer-evaluator"} <= ids
-    assert len(quick) == 33
+    # every bad constructor argument of its collector is quick (#27): 3 of them new
+    assert {f"construction_failure/multinode/user/collector-invalid-{a}" for a in (
+        "frames_per_batch", "total_frames", "num_collectors")} <= ids
+    assert len(quick) == 36
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

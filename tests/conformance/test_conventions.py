@@ -5,9 +5,7 @@ from conformance.judge import conventions
 from conformance.adapter import CONVENTIONS, FEATURES
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.judge.verdict import decide
-from tests.conformance.test_oracles import end, err, judge, run_of
-
-ALL = frozenset(ReferenceAdapter.features)
+from tests.conformance.test_oracles import ALL, end, err, iterated, judge, run_of
 
 
 def without(*features):
@@ -34,7 +32,7 @@ def test_a_sync_batch_not_divided_fails_unless_the_convention_is_not_declared():
     assert decide(lacking).verdict == "pass"
     why = ["op 1 (exhaust collector): rests on the sync_division convention, not declared"]
     assert conventions.gaps(lacking.scenario, lacking.features) == {
-        "batch_counts": why, "batches_hold_steps": why}
+        "batch_counts": why, "batch_sizes": why}
     # an async collector's batches are still counted
     async_ops = [end(0, "construct", "collector", args={"sync": False}), ops[1]]
     assert "batch_counts" in judge(run_of(async_ops, features=without("sync_division")))
@@ -102,7 +100,7 @@ def test_an_implementation_lacking_a_convention_gets_not_checked_instead_of_a_fa
 
     cases = {  # scenario -> what rests on sync_division there
         "construction_failure/local/user/collector-invalid-sync_divisible": ["fails_clearly"],
-        "exhaustion/local/user/sync": ["batch_counts", "batches_hold_steps"],
+        "exhaustion/local/user/sync": ["batch_counts", "batch_sizes"],
     }
     for k, (sid, oracles) in enumerate(cases.items()):
         scenario = catalog.find(sid)
@@ -119,22 +117,20 @@ def test_an_implementation_lacking_a_convention_gets_not_checked_instead_of_a_fa
             "fail", oracles, []), failure_message(claimed)
 
 
-def _iterated(result, args=None):
-    return [end(0, "construct", "collector", args={"sync": False}),
-            end(1, "iterate", "collector", args={"batches": 2, **(args or {})}, result=result)]
-
-
 def test_a_batch_is_read_as_env_steps_only_where_transition_batches_is_declared():
     bad = {"batches": 2, "frames": 128, "sizes": [64, 64], "steps": [
         {"batch": 2, "rows": 64, "faults": ["done is not terminated | truncated: 3 of 64 rows"]}]}
-    assert "batches_hold_steps" in judge(run_of(_iterated(bad), features=ALL))
-    lacking = run_of(_iterated(bad), features=without("transition_batches"))
+    assert "batches_hold_steps" in judge(run_of(iterated(bad), features=ALL))
+    lacking = run_of(iterated(bad), features=without("transition_batches"))
     assert decide(lacking).verdict == "pass"
     assert conventions.gaps(lacking.scenario, lacking.features) == {"batches_hold_steps": [
         "op 1 (iterate collector): rests on the transition_batches convention, not declared"]}
+
+
+def test_batch_sizes_rest_on_batch_size_and_not_on_the_layout():
     doubled = {"batches": 2, "frames": 256, "sizes": [128, 128]}
-    assert "batches_hold_steps" in judge(run_of(_iterated(doubled), features=ALL))
-    assert judge(run_of(_iterated(doubled), features=without("batch_size"))) == {}
+    assert "batch_sizes" in judge(run_of(iterated(doubled), features=without("transition_batches")))
+    assert judge(run_of(iterated(doubled), features=without("batch_size"))) == {}
 
 
 def test_an_evaluation_is_read_as_an_episode_only_where_eval_episode_is_declared():

@@ -563,7 +563,7 @@ def test_every_oracle_has_a_failing_case_here():
 ALL = ReferenceAdapter.features
 
 
-def _iterated(result, args=None):
+def iterated(result, args=None):
     return [end(0, "construct", "collector", args={"sync": False}),
             end(1, "iterate", "collector", args={"batches": 2, **(args or {})}, result=result)]
 
@@ -572,42 +572,61 @@ def test_a_batch_that_breaks_torchrls_layout_fails():
     bad = {"batches": 2, "frames": 128, "sizes": [64, 64], "steps": [
         {"batch": 1, "rows": 64, "faults": []},
         {"batch": 2, "rows": 64, "faults": ["done is not terminated | truncated: 3 of 64 rows"]}]}
-    declared = run_of(_iterated(bad), features=ALL)
+    declared = run_of(iterated(bad), features=ALL)
     assert judge(declared)["batches_hold_steps"] == [
         "op 1 (iterate collector): batch 2 of 64 rows: done is not terminated | "
         "truncated: 3 of 64 rows"]
     empty = {**bad, "steps": [{"batch": 1, "rows": None, "faults": ["no next/done entry"]}]}
-    assert judge(run_of(_iterated(empty), features=ALL))["batches_hold_steps"] == [
+    assert judge(run_of(iterated(empty), features=ALL))["batches_hold_steps"] == [
         "op 1 (iterate collector): batch 1: no next/done entry"]
     unreadable = {**bad, "steps": [{"batch": 1, "unreadable": "TypeError: bfloat16"}]}
-    assert unknown(run_of(_iterated(unreadable), features=ALL))["batches_hold_steps"] == [
+    assert unknown(run_of(iterated(unreadable), features=ALL))["batches_hold_steps"] == [
         "op 1 (iterate collector): batch 1 could not be read as env steps: TypeError: bfloat16"]
 
 
 def test_every_batch_holds_frames_per_batch_and_the_last_of_a_budget_its_rest():
     doubled = {"batches": 2, "frames": 256, "sizes": [128, 128]}
-    assert judge(run_of(_iterated(doubled), features=ALL))["batches_hold_steps"] == [
+    assert judge(run_of(iterated(doubled), features=ALL))["batch_sizes"] == [
         "op 1 (iterate collector): batch 1 holds 128 frames after 0; "
         "frames_per_batch is 64, total_frames 512",
         "op 1 (iterate collector): batch 2 holds 128 frames after 128; "
         "frames_per_batch is 64, total_frames 512"]
-    # 100 frames in batches of 64: the second holds the 36 left; buffer mode's None is not read
+    # 100 frames in batches of 64: the second holds the 36 left, counted from each build
     rest = [end(0, "construct", "collector", args={"total_frames": 100}),
             end(1, "exhaust", "collector", result={"batches": 2, "frames": 100,
                                                    "sizes": [64, 36]},
                 probe={"actors": {"collector": {}}}),
-            end(2, "iterate", "collector", result={"batches": 1, "frames": None, "sizes": [None]})]
+            end(2, "construct", "collector", args={"total_frames": 100}),
+            end(3, "iterate", "collector", args={"batches": 2},
+                result={"batches": 2, "frames": 100, "sizes": [64, 36]})]
     assert judge(run_of(rest, features=ALL)) == {}
+    early = [end(0, "construct", "collector", args={"total_frames": 100}),
+             end(1, "iterate", "collector", args={"batches": 1},
+                 result={"batches": 1, "frames": 36, "sizes": [36]})]
+    assert judge(run_of(early, features=ALL))["batch_sizes"] == [
+        "op 1 (iterate collector): batch 1 holds 36 frames after 0; frames_per_batch is 64, "
+        "total_frames 100"]
     # an actor killed meanwhile may cut a batch short: errors_surface judges that op
-    killed = _iterated({"batches": 2, "frames": 96, "sizes": [64, 32]}, args={"may_fail": True})
+    killed = iterated({"batches": 2, "frames": 96, "sizes": [64, 32]}, args={"may_fail": True})
     assert judge(run_of(killed, features=ALL)) == {}
 
 
-def _polled(episode, max_steps=50, never_terminates=False):
+def test_a_batch_that_does_not_say_its_frames_is_unknown_but_in_buffer_mode():
+    silent = {"batches": 1, "frames": None, "sizes": [None]}
+    assert unknown(run_of(iterated(silent), features=ALL))["batch_sizes"] == [
+        "op 1 (iterate collector): batch 1 does not say its frames (a TensorDict's numel, "
+        "RLlib's episode chunks: verbs.frames_of)"]
+    buffered = [end(0, "construct", "collector", args={"buffer": True}),
+                end(1, "iterate", "collector", args={"batches": 1}, result=silent)]
+    assert unknown(run_of(buffered, features=ALL)) == {}
+    assert judge(run_of(buffered, features=ALL)) == {}
+
+
+def _polled(episode, max_steps=50, never_terminates=False, limit=500):
     return [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
             end(2, "poll", "evaluator", args={"timeout": 30},
                 result={"ready": True, "episode": episode, "max_steps": max_steps,
-                        "never_terminates": never_terminates})]
+                        "episode_limit": limit, "never_terminates": never_terminates})]
 
 
 @pytest.mark.parametrize("episode, never, why", [
@@ -615,12 +634,14 @@ def _polled(episode, max_steps=50, never_terminates=False):
      "11 steps and a return of 12.0; every catalog env pays 1.0 a step, so the return is the "
      "steps"),
     ({"steps": 51, "return": 51.0}, False, "51 steps and a return of 51.0; it was asked for 1 "
-                                           "to 50 steps"),
+                                           "to 50 whole steps"),
     ({"steps": 0, "return": 0.0}, False, "0 steps and a return of 0.0; it was asked for 1 to "
-                                         "50 steps"),
+                                         "50 whole steps"),
     ({"steps": 48, "return": 48.0}, True, "48 steps and a return of 48.0; its env never "
                                           "terminates, so the episode runs the 50 steps asked "
                                           "for"),
+    ({"steps": 10.5, "return": 10.5}, False, "10.5 steps and a return of 10.5; it was asked for "
+                                             "1 to 50 whole steps"),
 ])
 def test_an_evaluation_that_is_not_one_episode_of_its_env_fails(episode, never, why):
     run = run_of(_polled(episode, never_terminates=never), features=ALL)
@@ -632,6 +653,9 @@ def test_one_episode_of_its_env_passes_and_an_unreadable_result_is_unknown():
     assert judge(run_of(_polled({"steps": 11, "return": 11.0}), features=ALL)) == {}
     assert judge(run_of(_polled({"steps": 50, "return": 50.0}, never_terminates=True),
                         features=ALL)) == {}
+    # an env that never terminates is still truncated by its TimeLimit
+    assert judge(run_of(_polled({"steps": 500, "return": 500.0}, max_steps=600,
+                                never_terminates=True), features=ALL)) == {}
     unreadable = run_of(_polled({"unreadable": "Adapter.episode() cannot read a list: [1]"}),
                         features=ALL)
     assert unknown(unreadable)["eval_episode_consistent"] == [

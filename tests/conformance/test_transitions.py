@@ -59,6 +59,8 @@ def test_a_well_formed_batch_has_no_fault():
      "not done, yet not followed by the step from its next observation: 1 of 8 rows"),
     (lambda r: r.update({"observation": r["observation"][[0, 1, 2, 3, 4, 6, 5, 7]]}),
      "not done, yet not followed by the step from its next observation: 2 of 8 rows"),
+    (lambda r: r.update({("next", "observation"): r[("next", "observation")][:, :2].copy()}),
+     "observation [8, 4] and next observation [8, 2] are not rows of one shape"),
 ])
 def test_each_break_of_the_layout_is_named_with_its_rows(break_it, fault):
     rows = flat()
