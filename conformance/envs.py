@@ -41,9 +41,9 @@ SLOW_ENV_ID = "conformance.envs:RlcSlowCartPole-v0"
 LONG_STEP_SECONDS = 0.2
 LONG_BATCH_ENV_ID = "conformance.envs:RlcVerySlowCartPole-v0"
 HANGABLE_ENV_ID = "conformance.envs:RlcHangableCartPole-v0"
-#: the envs whose episodes never terminate (SlowCartPole's): an evaluation
-#: in one runs its whole step budget
 FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
+#: the envs whose episodes never terminate (SlowCartPole's): an evaluation
+#: in one runs its whole step budget, or to its TimeLimit
 NEVER_TERMINATE = (SLOW_ENV_ID, LONG_BATCH_ENV_ID, HANGABLE_ENV_ID, FAILING_ENV_ID)
 #: the failing env's first failing step, counted from its creation across
 #: resets: with 64-frame batches (2 actors, async) each actor's first batch

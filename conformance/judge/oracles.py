@@ -126,6 +126,17 @@ def _construct_args(run: Run, component: str) -> dict:
     return {}
 
 
+def _built_with(run: Run, r: dict) -> tuple[int | None, dict]:
+    """``(i, args)`` of the build ``r`` acts on: the last construct of its
+    target that returned before it (an instance may be built again under
+    its name); ``(None, {})`` when none did."""
+    last = (None, {})
+    for c in run.op_records("construct", r["op"].get("target")):
+        if c["i"] < r["i"] and c["status"] == "ok":
+            last = (c["i"], c["op"].get("args", {}))
+    return last
+
+
 def created_actors(r: dict) -> list[dict]:
     """The actors a construct op created, as its probe recorded them."""
     return (r.get("probe") or {}).get("created") or (r.get("result") or {}).get("actors") or []
@@ -961,8 +972,7 @@ def batch_counts(run: Run) -> list[Finding]:
                                  f"before it stopped; {want} were asked for"))
             continue
         # an instance may be built with a total_frames of its own
-        total = int(_construct_args(run, r["op"]["target"]).get("total_frames",
-                                                                  spec.total_frames))
+        total = int(_built_with(run, r)[1].get("total_frames", spec.total_frames))
         if total < 0:
             continue
         want = math.ceil(total / spec.frames_per_batch)
@@ -987,36 +997,31 @@ def batch_sizes(run: Run) -> list[Finding]:
     count is lost, and a short batch is no longer held to the budget's rest."""
     out = []
     fpb = run.spec.frames_per_batch
-    built: dict = {}  # collector instance -> (its total_frames, buffer mode?)
-    collected: dict = {}  # instance -> frames yielded since it was built; None: not known
+    collected: dict = {}  # build -> frames yielded since it was built; None: not known
     for r in run.history.ops:
-        op, target = r["op"], r["op"].get("target")
-        args = op.get("args", {})
-        if op["verb"] == "construct" and r["status"] == "ok":
-            built[target] = (int(args.get("total_frames", run.spec.total_frames)),
-                             bool(args.get("buffer")))
-            collected[target] = 0
-            continue
+        op = r["op"]
         if r["status"] != "ok" or op["verb"] not in ("iterate", "exhaust"):
             continue
-        if args.get("may_fail") or args.get("cause"):
-            collected[target] = None
+        build, built_args = _built_with(run, r)
+        key = (op["target"], build)
+        if op.get("args", {}).get("may_fail") or op.get("args", {}).get("cause"):
+            collected[key] = None
             continue
-        total, buffer_mode = built.get(target, (run.spec.total_frames, False))
+        total = int(built_args.get("total_frames", run.spec.total_frames))
         for b, f in enumerate((r.get("result") or {}).get("sizes", []), 1):
-            before = collected.get(target, 0)
+            before = collected.get(key, 0)
             if f is None:
-                if not buffer_mode:
+                if not built_args.get("buffer"):
                     out.append(unknown_at(r, f": batch {b} does not say its frames (a TensorDict's "
                                              "numel, RLlib's episode chunks: verbs.frames_of)"))
-                collected[target] = None
+                collected[key] = None
                 continue
             rest = f < fpb and total > 0 and (before is None or before + f == total)
             if f != fpb and not rest:
                 after = "" if before is None else f" after {before}"
                 out.append(at(r, f": batch {b} holds {f} frames{after}; frames_per_batch is "
                                  f"{fpb}, total_frames {total}"))
-            collected[target] = None if before is None else before + f
+            collected[key] = None if before is None else before + f
     return out
 
 
@@ -1065,15 +1070,15 @@ def eval_episode_consistent(run: Run) -> list[Finding]:
             out.append(unknown_at(r, f": the episode's steps and return are not numbers: "
                                      f"{type(exc).__name__}: {exc} ({str(ep)[:200]})"))
             continue
-        most = int(res.get("max_steps", run.spec.eval_max_steps))
+        most = run.spec.eval_max_steps  # submit's bound
+        due = min(most, res.get("episode_limit") or most)  # a TimeLimit truncates sooner
         said = f": the evaluation reports {ep['steps']} steps and a return of {ep['return']}"
         if not 1 <= steps <= most or steps != int(steps):
             out.append(at(r, f"{said}; it was asked for 1 to {most} whole steps"))
         elif ret != steps:
             out.append(at(r, f"{said}; every catalog env pays 1.0 a step, so the return "
                              "is the steps"))
-        elif res.get("never_terminates") and steps != min(most, res.get("episode_limit") or most):
-            due = min(most, res.get("episode_limit") or most)
+        elif res.get("never_terminates") and steps != due:
             why = "asked for" if due == most else "of its TimeLimit"
             out.append(at(r, f"{said}; its env never terminates, so the episode runs the "
                              f"{due} steps {why}"))

@@ -695,14 +695,14 @@ def poll(ctx, op):
 
     from conformance.envs import NEVER_TERMINATE
 
-    # facts of the evaluation the episode is judged against (eval_episode_consistent):
-    # submit's step bound, and the env's own (its TimeLimit truncates), whether it terminates
+    # facts of the env the episode is judged against (eval_episode_consistent): its
+    # TimeLimit, whether it terminates (submit's step bound is the spec's, in the run)
     try:
         limit = gym.spec(ctx.spec.env_id.split(":", 1)[-1]).max_episode_steps  # "module:id"
     except Exception:  # noqa: BLE001 - an id gymnasium does not know: no limit recorded
         limit = None
-    return {"ready": True, "episode": episode, "max_steps": ctx.spec.eval_max_steps,
-            "episode_limit": limit, "never_terminates": ctx.spec.env_id in NEVER_TERMINATE}
+    return {"ready": True, "episode": episode, "episode_limit": limit,
+            "never_terminates": ctx.spec.env_id in NEVER_TERMINATE}
 
 
 # -- faults -----------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_batch_sizes_rest_on_batch_size_and_not_on_the_layout():
 
 def test_an_evaluation_is_read_as_an_episode_only_where_eval_episode_is_declared():
     polled = [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
-              end(2, "poll", "evaluator", result={"ready": True, "max_steps": 50,
+              end(2, "poll", "evaluator", result={"ready": True,
                                                   "episode": {"steps": 11, "return": 12.0}})]
     assert "eval_episode_consistent" in judge(run_of(polled, features=ALL))
     lacking = run_of(polled, features=without("eval_episode"))

@@ -591,14 +591,15 @@ def test_every_batch_holds_frames_per_batch_and_the_last_of_a_budget_its_rest():
         "frames_per_batch is 64, total_frames 512",
         "op 1 (iterate collector): batch 2 holds 128 frames after 128; "
         "frames_per_batch is 64, total_frames 512"]
-    # 100 frames in batches of 64: the second holds the 36 left, counted from each build
+    # 100 frames in batches of 64: the second holds the 36 left; each build counts anew,
+    # with its own total_frames
     rest = [end(0, "construct", "collector", args={"total_frames": 100}),
             end(1, "exhaust", "collector", result={"batches": 2, "frames": 100,
                                                    "sizes": [64, 36]},
                 probe={"actors": {"collector": {}}}),
-            end(2, "construct", "collector", args={"total_frames": 100}),
-            end(3, "iterate", "collector", args={"batches": 2},
-                result={"batches": 2, "frames": 100, "sizes": [64, 36]})]
+            end(2, "construct", "collector", args={"total_frames": 36}),  # built again: its own
+            end(3, "iterate", "collector", args={"batches": 1},
+                result={"batches": 1, "frames": 36, "sizes": [36]})]
     assert judge(run_of(rest, features=ALL)) == {}
     early = [end(0, "construct", "collector", args={"total_frames": 100}),
              end(1, "iterate", "collector", args={"batches": 1},
@@ -622,11 +623,11 @@ def test_a_batch_that_does_not_say_its_frames_is_unknown_but_in_buffer_mode():
     assert judge(run_of(buffered, features=ALL)) == {}
 
 
-def _polled(episode, max_steps=50, never_terminates=False, limit=500):
+def _polled(episode, never_terminates=False, limit=500):
     return [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
             end(2, "poll", "evaluator", args={"timeout": 30},
-                result={"ready": True, "episode": episode, "max_steps": max_steps,
-                        "episode_limit": limit, "never_terminates": never_terminates})]
+                result={"ready": True, "episode": episode, "episode_limit": limit,
+                        "never_terminates": never_terminates})]
 
 
 @pytest.mark.parametrize("episode, never, why", [
@@ -654,8 +655,12 @@ def test_one_episode_of_its_env_passes_and_an_unreadable_result_is_unknown():
     assert judge(run_of(_polled({"steps": 50, "return": 50.0}, never_terminates=True),
                         features=ALL)) == {}
     # an env that never terminates is still truncated by its TimeLimit
-    assert judge(run_of(_polled({"steps": 500, "return": 500.0}, max_steps=600,
-                                never_terminates=True), features=ALL)) == {}
+    assert judge(run_of(_polled({"steps": 500, "return": 500.0}, never_terminates=True),
+                        spec={"eval_max_steps": 600}, features=ALL)) == {}
+    assert judge(run_of(_polled({"steps": 499, "return": 499.0}, never_terminates=True),
+                        spec={"eval_max_steps": 600}, features=ALL))["eval_episode_consistent"] == [
+        "op 2 (poll evaluator): the evaluation reports 499 steps and a return of 499.0; its env "
+        "never terminates, so the episode runs the 500 steps of its TimeLimit"]
     unreadable = run_of(_polled({"unreadable": "Adapter.episode() cannot read a list: [1]"}),
                         features=ALL)
     assert unknown(unreadable)["eval_episode_consistent"] == [
