@@ -44,6 +44,11 @@ FEATURES = {
                "is built with the adapter's usual policy",
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
                      "(informational: a scenario never needs it)",
+    "teardown_timeout": "the components take the teardown bound Spec.teardown_timeout (the "
+                        "reference: its constructors' shutdown_timeout); a scenario that gives "
+                        "one is judged against it instead of the adapter's teardown_bound, and "
+                        "a negative one is refused at construction. Without it the scenarios "
+                        "that give a bound, or an invalid one, are skipped",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
     "instances": "several components of one kind open at once, each make_* call a new, "
                  "independent one (two collectors into one buffer, two buffers, two eval "
@@ -88,12 +93,16 @@ FEATURES = {
     "eval_episode": "the result poll() returns is one episode, which Adapter.episode() reads "
                     "as its steps and its return (the reference's {'steps', 'reward'}). "
                     "Without it: eval_episode_consistent is not checked",
+    "keeps_own_runtime": "a Ray runtime the implementation started stays up until a teardown "
+                          "asks to end it (shutdown_ray=True): a teardown without the argument "
+                          "leaves it, also the last holder's. Without it: owned_runtime_kept is "
+                          "not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-               "transition_batches", "eval_episode")
+               "transition_batches", "eval_episode", "keeps_own_runtime")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ class MyForkAdapter(Adapter):
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
                           "batch_size", "sync_division", "async_eval", "transition_batches",
-                          "eval_episode", "weights"})  # every feature: nothing
+                          "eval_episode", "keeps_own_runtime", "teardown_timeout",
+                          "weights"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
@@ -61,10 +62,13 @@ class MyForkAdapter(Adapter):
             spec.actor_name, spec.namespace, shutdown_timeout=spec.teardown_timeout)
 
     def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
-        if component == "buffer":
-            obj.close(shutdown_ray=shutdown_ray)
-        else:  # collector, evaluator
-            obj.shutdown(shutdown_ray=shutdown_ray)
+        # as a user writes it: the argument only when Ray is to end, so that the
+        # implementation's own default runs otherwise (keeps_own_runtime judges it)
+        method = obj.close if component == "buffer" else obj.shutdown  # collector, evaluator
+        if shutdown_ray:
+            method(shutdown_ray=True)
+        else:
+            method()
 
     def actors(self, component: str, obj) -> list:
         return list(obj._actors)  # the Ray actor handles the component created

@@ -32,10 +32,10 @@ class ReferenceAdapter(Adapter):
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
-        "weights",
+        "weights", "teardown_timeout",
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-        "transition_batches", "eval_episode",
+        "transition_batches", "eval_episode", "keeps_own_runtime",
     })
     teardown_bound = 10.0
 
@@ -100,10 +100,13 @@ class ReferenceAdapter(Adapter):
         )
 
     def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
-        if component == "buffer":
-            obj.close(shutdown_ray=shutdown_ray)
+        """As a user writes it: ``close()`` / ``shutdown()`` with no argument
+        unless Ray is to end, so the implementation's default is what runs."""
+        method = obj.close if component == "buffer" else obj.shutdown
+        if shutdown_ray:
+            method(shutdown_ray=True)
         else:
-            obj.shutdown(shutdown_ray=shutdown_ray)
+            method()
 
     def actors(self, component: str, obj) -> list:
         return list(obj._actors)
@@ -155,8 +158,8 @@ class ReferenceAdapter(Adapter):
             return snippets.call_lines(f"{target} = {cls}", args, kwargs)
         if op.verb == "teardown":
             method = "close" if target == "buffer" else "shutdown"
-            return snippets.teardown_lines(
-                f"{target}.{method}(shutdown_ray={bool(a.get('shutdown_ray', False))})", op)
+            asks = "shutdown_ray=True" if a.get("shutdown_ray") else ""
+            return snippets.teardown_lines(f"{target}.{method}({asks})", op)
         if op.verb == "check_alive":
             return snippets.check_alive_lines(f"{target}.is_alive()", op)
         return snippets.default_lines(op, spec, submit=f"evaluator.submit(None, {spec.eval_max_steps!r})")

@@ -309,6 +309,42 @@ def _capacity_zero_accepted(base):
     return Buffer
 
 
+def _shutdown_ends_ray_by_default(base):
+    class Collector(base):
+        def shutdown(self, timeout=None, shutdown_ray=True):
+            # shutdown_ray defaults to True: a bare shutdown() ends the runtime
+            # the library started, as soon as its last holder is torn down
+            super().shutdown(timeout, shutdown_ray)
+
+    return Collector
+
+
+def _graceful_step_spends_the_bound(base):
+    from impl import calls
+
+    class Component(base):
+        def _close_envs(self, actors, deadline):
+            # waits for the envs' close up to 2 s or what is left of the bound,
+            # not half of it: behind a hung call, nothing is left for the kill
+            try:
+                refs = [calls.call(h, "close_env") for h in actors]
+                calls.wait(refs, num_returns=len(refs),
+                           timeout=max(0.0, min(2.0, deadline - time.monotonic())))
+            except BaseException as exc:
+                calls.swallow(exc)
+
+    return Component
+
+
+def _frames_counted_from_one(base):
+    class Collector(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.collected_frames = 1  # off by one: the budget is reached a frame early
+
+    return Collector
+
+
 def _closing_flag_returns_early(base):
     class Component(base):
         def _teardown(self, timeout, shutdown_ray, reason):
@@ -1307,6 +1343,41 @@ REGRESSIONS = {r.id: r for r in (
         "of tree 300f2f5, which only the full profile's invalid-argument scenarios judged)",
         (Catch("construction_failure/*/user/buffer-invalid-capacity", "fail", ("fails_clearly",)),),
         {"buffer": _capacity_zero_accepted},
+    ),
+    Regression(
+        "shutdown-ends-own-ray-by-default",
+        "the collector's shutdown() defaults to shutdown_ray=True: a bare shutdown() ends the "
+        "Ray runtime the library started once the last component holding it is torn down, "
+        "though the user asked for nothing of the kind (and may still use Ray)",
+        "torchrl 0.10's RayCollector.shutdown() always ends Ray (conformance/adapters/"
+        "torchrl.py); mutation analysis: survivors impl/collector.py:238, "
+        "impl/replay_buffer.py:124, impl/eval_worker.py:125 of tree 300f2f5, the default "
+        "flipped",
+        (Catch("killed/*/impl/collector-hang>teardown", "fail", ("owned_runtime_kept",)),),
+        {"collector": _shutdown_ends_ray_by_default},
+    ),
+    Regression(
+        "graceful-step-spends-the-bound",
+        "the teardown's graceful step (asking each actor to close its env) may wait for the "
+        "whole bound that is left: behind a hung call it does, and the actors are killed "
+        "at the deadline, the teardown returning before what they held is free",
+        "a graceful wait capped by the time left rather than by a share of it (mutation "
+        "analysis: survivors impl/eval_worker.py:133 of tree 300f2f5, the graceful wait's "
+        "share of the bound)",
+        (Catch("killed/*/user/evaluator-hang>teardown-within-1.5s", "fail",
+               ("resources_released_at_teardown",)),),
+        {"collector": _graceful_step_spends_the_bound,
+         "evaluator": _graceful_step_spends_the_bound},
+    ),
+    Regression(
+        "frames-counted-from-one",
+        "the collector's frame count starts at 1, not 0: its budget is reached a frame "
+        "early, which changes nothing while batches are 64 frames and the budget a multiple "
+        "of them, and drops the last batch of one-frame batches",
+        "an off-by-one initial count (mutation analysis: survivor impl/collector.py:102 of "
+        "tree 300f2f5, `collected_frames = 1`)",
+        (Catch("exhaustion/*/user/one-frame-batches", "fail", ("batch_counts",)),),
+        {"collector": _frames_counted_from_one},
     ),
     Regression(
         "weights-not-acknowledged",

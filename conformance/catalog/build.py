@@ -105,7 +105,14 @@ def as_instance(ops, n: int) -> list[Op]:
     return out
 
 
-def requirements(ops) -> tuple[str, ...]:
+#: Spec fields a scenario may set only for an adapter with the feature of
+#: the same name: the adapter hands them to the implementation
+#: (``teardown_timeout``: the components' teardown bound, which the oracles
+#: then judge against)
+SPEC_FEATURES = ("teardown_timeout",)
+
+
+def requirements(ops, spec=None) -> tuple[str, ...]:
     """Adapter features a list of ops needs (each verb declares its own,
     ``conformance.ops.verbs.Verb.needs``): without one the scenario is skipped. A
     feature a verb can do without (``liveness`` for check_alive:
@@ -114,5 +121,7 @@ def requirements(ops) -> tuple[str, ...]:
     ``construct(ready=False)`` asks an adapter that has the knob not to wait
     for its actors; one without it builds as it always does (a constructor
     that then blocks forever on unschedulable actors is a ``hang``). Two
-    instances of one kind open at once need ``instances``."""
-    return tuple(sorted(set().union(*(needs_of(o) for o in ops)) | scenario_needs(ops)))
+    instances of one kind open at once need ``instances``; a spec that sets
+    a field of ``SPEC_FEATURES``, that feature."""
+    from_spec = {f for f in SPEC_FEATURES if f in (spec or {})}
+    return tuple(sorted(set().union(*(needs_of(o) for o in ops)) | scenario_needs(ops) | from_spec))

@@ -33,7 +33,7 @@ def make(family, fixture, owner, variant, ops, *, quick=False, impl_quick=False,
         variant = subset_variant(variant, built)
     return Scenario(
         family=family, fixture=fixture, owner=owner, variant=variant, ops=ops,
-        spec=dict(spec or {}), requires=requirements(ops),
+        spec=dict(spec or {}), requires=requirements(ops, spec),
         profiles=("quick", "full") if quick else ("full",), seed=seed,
     )
 
@@ -99,14 +99,31 @@ def early_break(fixture, owner, comps=ALL):
                impl_quick=True, built=comps)
 
 
+#: batches of one frame, three of them: the smallest valid frames_per_batch
+SMALLEST_BATCHES = {"frames_per_batch": 1, "total_frames": 3}
+
+
 def exhaustion(fixture, owner, comps=ALL):
     """Iterate to total_frames: the collector shuts itself down, nothing else."""
     for sync in (False, True):
         ops = [*build(fixture, ("collector",), sync=sync), op("exhaust", "collector"),
                op("teardown", "collector"), op("use", "collector", call="iterate")]
         yield make("exhaustion", fixture, owner, f"{_mode(sync)}", ops, quick=not sync)
+    # the smallest arguments the contract allows: batches of one frame, and a
+    # budget of 0 (no batch at all: the iteration ends at once); a collector
+    # whose count starts off by one, or that never reaches 0, shows only here
+    smallest = (("one-frame-batches", SMALLEST_BATCHES), ("zero-budget", {"total_frames": 0}))
+    for variant, spec in smallest:
+        yield make("exhaustion", fixture, owner, variant, [
+            *build(fixture, ("collector",)), op("exhaust", "collector"),
+            op("teardown", "collector")], spec=spec, quick=True)
     if "buffer" not in comps:
         return
+    yield make("exhaustion", fixture, owner, "buffer-of-one-row", [
+        *build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
+        op("check_data", "buffer", at_least=1), op("teardown", "collector"),
+        op("check_data", "buffer", at_least=1), op("teardown", "buffer")],
+        spec={**SMALLEST_BATCHES, "buffer_capacity": 1}, quick=True)
     ops = [*build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "collector"),
            op("check_data", "buffer", at_least=512), op("teardown", "buffer")]
@@ -322,6 +339,7 @@ def killed(fixture, owner, comps=ALL):
             spec=SLOW_ENV, quick=(comp, how) == ("collector", "sigkill"), built=comps)
     if "evaluator" in comps:
         yield evaluator_step_hang(fixture, owner)
+    yield from short_bound(fixture, owner, comps)
     for comp in comps:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),
@@ -345,6 +363,34 @@ def evaluator_step_hang(fixture, owner):
         op("poll", "evaluator", timeout=5.0), op("kill_landed", "evaluator"),
         op("poll", "evaluator", timeout=0.5), op("teardown", "evaluator")],
         spec={**HANGABLE_ENV, "eval_max_steps": 100}, quick=True)
+
+
+#: the teardown bound the ``short_bound`` scenarios give (``Spec.teardown_timeout``,
+#: feature ``teardown_timeout``): long enough for a kill and its release to
+#: show (ray.kill to DEAD and the CPUs back: 0.08-0.2 s here), short enough
+#: that a teardown's graceful steps, which wait up to 2 s each on a healthy
+#: 10 s bound, must give up time to them
+SHORT_BOUND = 1.5
+
+
+def short_bound(fixture, owner, comps):
+    """A hung actor torn down under a short bound the user gave: the
+    teardown returns within it, and still with the actors dead and their
+    resources back. A teardown that spends its whole bound on the steps
+    before the kill (asking a hung actor to close its env, or what it holds)
+    returns in time with the actors alive; one that takes a fixed share of
+    the default bound overruns this one."""
+    for comp in comps:
+        yield make("killed", fixture, owner, f"{comp}-hang>teardown-within-{SHORT_BOUND}s", [
+            *build(fixture, (comp,)), *warm_up((comp,)), op("kill", comp, how="hang"),
+            op("teardown", comp)],
+            spec={"teardown_timeout": SHORT_BOUND}, quick=(comp != "buffer"))
+    if "evaluator" in comps:
+        yield make("killed", fixture, owner,
+                   f"evaluator-never-scheduled>teardown-within-{SHORT_BOUND}s", [
+                       op("construct", "evaluator", infeasible=True, ready=False),
+                       op("teardown", "evaluator")],
+                   spec={"teardown_timeout": SHORT_BOUND})
 
 
 def user_restart(fixture, owner, comps=ALL):
@@ -455,7 +501,8 @@ def construction_failure(fixture, owner, comps=ALL):
              ("evaluator", "unknown_env"),
              ("collector", "invalid:frames_per_batch"), ("collector", "invalid:total_frames"),
              ("collector", "invalid:sync_divisible"), ("collector", "invalid:num_collectors"),
-             ("buffer", "invalid:capacity")]
+             ("buffer", "invalid:capacity"),
+             *((c, "invalid:teardown_timeout") for c in ALL)]
     for comp, fail in cases:
         if comp not in comps:
             continue

@@ -82,6 +82,9 @@ CONVENTIONS = {c.feature: c for c in (
     Convention("eval_episode", {
         "eval_episode_consistent": lambda op, s: op.verb == "poll",
     }),
+    Convention("keeps_own_runtime", {
+        "owned_runtime_kept": lambda op, s: op.verb == "teardown" and s.owner == "impl",
+    }),
 )}
 
 

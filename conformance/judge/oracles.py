@@ -1363,6 +1363,33 @@ def no_ray_restart(run: Run) -> list[Finding]:
     return out
 
 
+def _owned_runtime_teardowns(run: Run):
+    """Each teardown that returned, of an ``impl``-owner run (the runtime is
+    the implementation's), until the user ends or replaces the runtime (then
+    it is not the implementation's doing): ``(record, asked, last)``, with
+    the first teardown so far that asked to end it (``shutdown_ray=True``;
+    None) and whether it released the runtime's last hold (every component
+    built, a ``from_name`` connection aside, torn down)."""
+    if run.scenario.owner != "impl":
+        return
+    holders: set = set()
+    asked = None
+    for r in run.history.ops:
+        op = r["op"]
+        if op["verb"] in USER_RAY_VERBS:
+            return
+        if r["status"] != "ok":
+            continue
+        if op["verb"] == "construct" and not op.get("args", {}).get("connect"):
+            holders.add(op["target"])
+        if op["verb"] != "teardown":
+            continue
+        if op.get("args", {}).get("shutdown_ray") and asked is None:
+            asked = r
+        holders.discard(op["target"])
+        yield r, asked, not holders
+
+
 def owned_runtime_ended(run: Run) -> list[Finding]:
     """A Ray runtime the implementation started (the ``impl`` owner: the
     driver never calls ray.init; on a cluster, its connection and job) that
@@ -1375,25 +1402,9 @@ def owned_runtime_ended(run: Run) -> list[Finding]:
     is dead with no live actor. Ray 2.60's ``ray.shutdown()`` returns once
     they are gone (measured, 8 of 8 each: a local runtime's processes, 1.1-1.4 s;
     a connected driver's job and actors, 0.26 s), so it is read at once."""
-    if run.scenario.owner != "impl":
-        return []
     out: list = []
-    holders: set = set()
-    asked = None
-    for r in run.history.ops:
-        op = r["op"]
-        if op["verb"] in USER_RAY_VERBS:
-            return out  # the user ended or replaced the runtime: not this rule's
-        if r["status"] != "ok":
-            continue
-        if op["verb"] == "construct" and not op.get("args", {}).get("connect"):
-            holders.add(op["target"])
-        if op["verb"] != "teardown":
-            continue
-        if op.get("args", {}).get("shutdown_ray") and asked is None:
-            asked = r
-        holders.discard(op["target"])
-        if asked is None or holders:
+    for r, asked, last in _owned_runtime_teardowns(run):
+        if asked is None or not last:
             continue
         why = (f"released the last hold on the Ray runtime the implementation started, "
                f"which {label(asked)} asked to end (shutdown_ray=True)")
@@ -1421,6 +1432,31 @@ def owned_runtime_ended(run: Run) -> list[Finding]:
                                  f"still {a['state']}"))
         return out
     return out
+
+
+def owned_runtime_kept(run: Run) -> list[Finding]:
+    """A Ray runtime the implementation started (the ``impl`` owner) stays
+    up until a teardown asks to end it: the last holder's teardown, when no
+    teardown asked (``shutdown_ray=True``), returns with Ray still
+    initialized in the driver, as a user who never called ``ray.init`` but
+    goes on with ``ray.get`` or an actor of their own needs it. Rests on the
+    ``keeps_own_runtime`` convention: ending the runtime one started
+    breaks no rule of ownership, so only a library that declares it keeps
+    its runtime is judged by this."""
+    for r, asked, last in _owned_runtime_teardowns(run):
+        if asked is not None:
+            return []  # asked: owned_runtime_ended's
+        if not last:
+            continue
+        ray = probe_of(r, "ray")
+        if unobserved(ray):
+            return [ray]
+        if ray is None:
+            return [at(r, "released the last hold on the Ray runtime the implementation "
+                          "started, and Ray is not initialized any more, though no teardown "
+                          "asked to end it (shutdown_ray=True)")]
+        return []
+    return []
 
 
 # -- use after close, liveness, construction -------------------------------------
@@ -1814,7 +1850,8 @@ ORACLES = {
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
         batches_hold_steps, eval_episode_consistent,
-        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, interrupt_prompt,
+        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
+        interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
         calls_within_timeout, fails_clearly, weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,

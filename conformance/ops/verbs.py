@@ -205,6 +205,8 @@ def _construct_needs(op) -> set:
         out.add("named_evaluator")
     if a.get("infeasible") or a.get("fill"):  # a request no node meets, or its CPUs
         out.add("actor_options")
+    if a.get("fail") == "invalid:teardown_timeout":  # a bound only such an adapter passes on
+        out.add("teardown_timeout")
     return out
 
 
@@ -221,6 +223,8 @@ BAD_ARGS = {
     "sync_divisible": {"sync": True, "num_collectors": 2, "frames_per_batch": 63},
     "num_collectors": {"num_collectors": 0},
     "capacity": {"buffer_capacity": 0},
+    # a negative teardown bound (feature teardown_timeout): 0 is a valid one
+    "teardown_timeout": {"teardown_timeout": -1.0},
 }
 KILL_HOWS = ("ray_kill", "sigkill", "exit", "hang", "remove_node")
 #: faults that only make sense while a call is in flight (``kill(during=...)``):
@@ -434,14 +438,14 @@ def iterate(ctx, op):
 #: that long (collector.py:142, 2026-11-27).
 EXHAUST_BASE = 30.0
 EXHAUST_PER_FRAME = 0.05
-#: the exhaust deadline of an endless budget (by contract it never ends) or a
+#: the exhaust deadline of an endless budget (-1: by contract it never ends) or a
 #: slower env than CartPole-v1 (conformance.envs: its steps sleep)
 EXHAUST_DEADLINE_OTHERWISE = 180.0
 
 
 def _exhaust_deadline(op, adapter, spec) -> float:
     spec = spec or Spec()
-    if spec.total_frames <= 0 or spec.env_id != "CartPole-v1":
+    if spec.total_frames < 0 or spec.env_id != "CartPole-v1":  # 0: no batch, at once
         return EXHAUST_DEADLINE_OTHERWISE
     return EXHAUST_BASE + EXHAUST_PER_FRAME * spec.total_frames
 

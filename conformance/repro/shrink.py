@@ -29,7 +29,7 @@ def shrink(scenario: Scenario, still_fails) -> Scenario:
     def candidate(kept):
         return Scenario(family=scenario.family, fixture=scenario.fixture, owner=scenario.owner,
                         variant=scenario.variant + "-shrunk", ops=tuple(kept),
-                        spec=scenario.spec, requires=requirements(kept), seed=scenario.seed)
+                        spec=scenario.spec, requires=requirements(kept, scenario.spec), seed=scenario.seed)
 
     # Whole instances first: a scenario of several instances of one kind
     # often fails with one of them (collector.2) left out altogether.

@@ -80,6 +80,13 @@ def scenario_deadline(scenario, adapter) -> float:
     return INIT_DEADLINE + ops + FINAL_PROBE_DEADLINE + exit_bound(adapter) + 180.0
 
 
+def teardown_bound_of(scenario, adapter) -> float:
+    """The bound a scenario's teardowns are judged against: the one the
+    scenario gives the components (``Spec.teardown_timeout``: only for an
+    adapter with the feature of that name), else the adapter's."""
+    return float(scenario.spec.get("teardown_timeout", adapter.teardown_bound))
+
+
 def preload_modules(adapter) -> list[str]:
     """What the zygote imports once, so that drivers start warm."""
     return ["conformance.run.driver", "conformance.ops.verbs", "fixtures.gcs",
@@ -225,7 +232,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         scenario=scenario, history=history, exit_code=outcome.exit_code,
         signal=outcome.signal, hung=outcome.hung, stderr=outcome.stderr or "",
         stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
-        after_exit=after_exit, teardown_bound=adapter.teardown_bound,
+        after_exit=after_exit, teardown_bound=teardown_bound_of(scenario, adapter),
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
         features=frozenset(adapter.features),
     )

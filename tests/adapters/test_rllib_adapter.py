@@ -50,7 +50,7 @@ def test_features_components_and_catalog(adapter):
     skipped = {s.id: adapter.unsupported(s.requires) for s in quick if adapter.unsupported(s.requires)}
     # sweep/*/impl/impl-then-user asks shutdown_ray=True, which RLlib lacks
     assert {tuple(v) for v in skipped.values()} == {("named_evaluator",), ("per_actor_envs",),
-                                                    ("shutdown_ray",)}
+                                                    ("shutdown_ray",), ("teardown_timeout",)}
     # the weights family's two quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped
     weights = {i for i in ids if i.startswith("weights/")}
@@ -64,7 +64,14 @@ def test_features_components_and_catalog(adapter):
     assert {f"construction_failure/multinode/user/{v}" for v in (
         "collector-invalid-frames_per_batch", "collector-invalid-total_frames",
         "collector-invalid-num_collectors", "evaluator-infeasible")} <= ids
-    assert (len(quick), len(skipped)) == (51, 8)
+    # a teardown bound the user shortens, or gives negative (teardown_timeout: an
+    # EnvRunnerGroup's stop() takes none), for its collector and its eval worker
+    assert {i for i, why in skipped.items() if why == ["teardown_timeout"]} == {
+        "killed/multinode/user/collector-hang>teardown-within-1.5s",
+        "killed/multinode/user/evaluator-hang>teardown-within-1.5s",
+        "construction_failure/multinode/user/collector-invalid-teardown_timeout",
+        "construction_failure/multinode/user/evaluator-invalid-teardown_timeout"}
+    assert (len(quick), len(skipped)) == (57, 12)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

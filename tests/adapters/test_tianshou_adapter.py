@@ -53,6 +53,10 @@ def test_features_components_and_catalog(adapter):
         "killed/multinode/user/collector-remove_node>teardown~no-buffer-evaluator": ["actor_options"],
         # a sweep's impl-owned generation asks shutdown_ray=True, which RayVectorEnv lacks
         "sweep/multinode/impl/impl-then-user": ["shutdown_ray"],
+        # RayVectorEnv.close() takes no bound: a bound the user shortens, or refuses
+        "killed/multinode/user/collector-hang>teardown-within-1.5s": ["teardown_timeout"],
+        "construction_failure/multinode/user/collector-invalid-teardown_timeout":
+            ["teardown_timeout"],
     }
     # the weights family's two quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped: in the count, not in skipped
@@ -65,7 +69,7 @@ def test_features_components_and_catalog(adapter):
     # every bad constructor argument of its collector is quick (#27): 3 of them new
     assert {f"construction_failure/multinode/user/collector-invalid-{a}" for a in (
         "frames_per_batch", "total_frames", "num_collectors")} <= ids
-    assert len(quick) == 36
+    assert len(quick) == 40
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -261,3 +261,23 @@ def test_catalog_of_an_implementation_that_cannot_load_is_one_usage_error():
     assert done.returncode == 2, done
     assert done.stderr.startswith("catalog: adapter 'no_such_module:Adapter' failed to import")
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_scenario_that_shortens_the_teardown_bound_needs_the_feature_and_is_judged_by_it():
+    """``killed/*/*/<comp>-hang>teardown-within-1.5s``: the bound is the
+    scenario's (``Spec.teardown_timeout``), only for an adapter that hands it
+    to the implementation (feature ``teardown_timeout``), and the oracles'
+    ``Run.teardown_bound`` is that bound, not the adapter's 10 s."""
+    from conformance.adapters.reference import ReferenceAdapter
+    from conformance.run.execute import teardown_bound_of
+
+    short = [s for s in catalog.scenarios(("multinode",), "quick") if "teardown_timeout" in s.spec]
+    assert {s.id for s in short} == {
+        "killed/multinode/user/collector-hang>teardown-within-1.5s",
+        "killed/multinode/user/evaluator-hang>teardown-within-1.5s"}
+    assert all("teardown_timeout" in s.requires for s in short)
+    adapter = ReferenceAdapter()
+    assert "teardown_timeout" in adapter.features
+    assert {teardown_bound_of(s, adapter) for s in short} == {1.5}
+    plain = catalog.find("killed/multinode/user/evaluator-hang>teardown")
+    assert "teardown_timeout" not in plain.requires and teardown_bound_of(plain, adapter) == 10.0

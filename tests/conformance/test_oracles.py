@@ -1037,6 +1037,31 @@ def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
     assert "owned_runtime_ended" not in judge(run_of([*ops, up], owner="user"))
 
 
+def test_an_owned_runtime_no_teardown_asked_to_end_is_still_up_after_its_last_holder():
+    ops = [end(0, "construct", "buffer"), end(1, "construct", "collector"),
+           end(2, "teardown", "collector", result={"calls": []})]
+    down = end(3, "teardown", "buffer", result={"calls": []}, probe={"ray": None})
+    assert judge(run_of([*ops, down, {**FINAL, "ray": None}], owner="impl"))[
+        "owned_runtime_kept"] == [
+        "op 3 (teardown buffer) released the last hold on the Ray runtime the implementation "
+        "started, and Ray is not initialized any more, though no teardown asked to end it "
+        "(shutdown_ray=True)"]
+    up = end(3, "teardown", "buffer", result={"calls": []})
+    assert judge(run_of([*ops, up], owner="impl")) == {}
+    # a holder left: not yet its runtime's last teardown
+    assert "owned_runtime_kept" not in judge(run_of(
+        [*ops, end(3, "construct", "evaluator"), {**down, "i": 4}], owner="impl"))
+    # asked, by any teardown: owned_runtime_ended's, not this rule's
+    asked = end(2, "teardown", "collector", args={"shutdown_ray": True}, result={"calls": []})
+    assert "owned_runtime_kept" not in judge(run_of([*ops[:2], asked, down], owner="impl"))
+    # the user's own ray.shutdown() ends it: not the implementation's doing
+    user = end(2, "ray_shutdown", result={})
+    assert "owned_runtime_kept" not in judge(run_of([*ops[:2], user, down], owner="impl"))
+    # without the convention it is not checked
+    assert "owned_runtime_kept" not in judge(run_of(
+        [*ops, down, {**FINAL, "ray": None}], owner="impl", features=frozenset()))
+
+
 # -- signals the harness sends the driver (interrupt) -------------------------------------
 
 def sent(i, signal="SIGINT", ends=False):

@@ -122,5 +122,8 @@ def test_the_exhaust_deadline_follows_the_frame_budget():
     assert verbs.deadline_of(op, adapter, None) == pytest.approx(55.6)
     assert verbs.deadline_of(op, adapter, Spec(total_frames=2048)) == pytest.approx(132.4)
     assert verbs.deadline_of(op, adapter, Spec(total_frames=-1)) == 180.0
+    # a budget of 0 is a finite one (no batch at all): a collector that never
+    # reaches it hangs for 30 s, not 180 s (collector.py:142's mutants)
+    assert verbs.deadline_of(op, adapter, Spec(total_frames=0)) == 30.0
     slow = Spec(env_id="conformance.envs:RlcSlowCartPole-v0")
     assert verbs.deadline_of(op, adapter, slow) == 180.0
