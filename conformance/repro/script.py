@@ -49,6 +49,7 @@ from conformance.adapter import Spec
 from conformance.catalog.build import requirements
 from conformance.ops.budgets import INIT_DEADLINE, exit_bound
 from conformance.ops.scenario import Op, Scenario
+from conformance.ops.threads import ray_driver_thread
 from conformance.adapters.snippets import ACTOR_NAME, source_of
 from conformance.repro import script_envs
 from conformance.ops.targets import KINDS, actor_name, kind_of, variable, writes_into
@@ -368,6 +369,21 @@ def _released(before):
               flush=True)
 
 
+def _threads_left(before):
+    """Right at a teardown's return: the threads running now that did not
+    before any operation (``before``: the script's threads then), but Ray's
+    own driver threads and this script's armed kills (``threading.Timer``):
+    what the library started and left running, with the module of the code
+    each runs (what the suite's ``threads_joined`` reads)."""
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive()
+            and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
+    # private: threading keeps a thread's target only as Thread._target
+    modules = [getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__
+               for t in left]
+    names = [f"{t.name} ({module})" for t, module in zip(left, modules)]
+    print("      threads: " + (", ".join(names) or "none"), flush=True)
+
+
 def _left_behind():
     """After a call that was to fail and raised: this job's actors still
     alive that no construction recorded (a failed call leaves none)."""
@@ -580,12 +596,14 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     from impl.runtime import runtime_identity  # the suite's and the reference's definition
 
     out += ["", ""] + source_of(runtime_identity)
+    out += ["", ""] + source_of(ray_driver_thread)  # _threads_left leaves Ray's own out
     out += [""] + RUNTIME.strip("\n").splitlines()
     more = Writer(adapter, scenario).variables()[len(KINDS):]
     if more:
         out += [f"{' = '.join(more)} = None  # the further instances of the components"]
     out += ["", ""] + source_of(verbs._batch)
-    defined = set()  # an item several verbs need (conformance.policies's) is written once
+    # an item several verbs need (conformance.policies's) is written once
+    defined = {ray_driver_thread}
     for verb in verbs.VERBS.values():  # what the verbs' lines call (``Verb.script_header``)
         for item in verb.script_header([op for op in scenario.ops if op.verb == verb.name]):
             if item in defined:
@@ -662,10 +680,12 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
     else:
         lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]
     lines += ["    _probe()",
+              "    started = set(threading.enumerate())  # the threads before any operation",
               "    for i, name, fn, deadline, needs, probe, settle, reads in OPS:",
               "        before = _guarded(_before_teardown, settle) if reads == 'released' else None",
               "        outcome = _step(i, name, fn, deadline, needs)",
               "        if reads == 'released' and (outcome or '').startswith('ok'):",
+              "            _threads_left(started)  # first: a thread may end any moment now",
               "            _released(before)",
               "        if reads == 'left' and (outcome or '').startswith('raised'):",
               "            left = _guarded(_left_behind)",

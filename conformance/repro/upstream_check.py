@@ -146,6 +146,9 @@ class Trace:
     #: whether the script prints the readings of 2026-11-26 on (resources at a
     #: teardown's return, the actors a failed call left: ``script._released``)
     probes: bool = True
+    #: whether it prints the threads left at a teardown's return (2026-11-27 on:
+    #: ``script._threads_left``)
+    threads: bool = True
 
     def outcomes(self, name: str) -> list[tuple[str, list[str]]]:
         """``[(outcome, lines printed after it until the next op)]`` of every
@@ -333,6 +336,31 @@ def _left_behind(m, comp, outcome, after):
 
 
 LEFT_LINE = "job actors not of any component: "
+THREADS_LINE = "threads: "
+#: a thread on a ``threads:`` line (``script._threads_left``): its name, then its module
+LISTED_THREAD = re.compile(r"(?P<name>.+?) \((?P<module>[\w.]+)\)(?:, |$)")
+
+
+def _listed_threads(after: list[str]) -> list[tuple[str, str]] | None:
+    """``(name, module)`` of each thread the ``threads:`` line among ``after``
+    lists (None: no such line)."""
+    line = next((a for a in after if a.startswith(THREADS_LINE)), None)
+    if line is None:
+        return None
+    rest = line[len(THREADS_LINE):]
+    return [] if rest == "none" else [(m.group("name"), m.group("module"))
+                                      for m in LISTED_THREAD.finditer(rest)]
+
+
+def _thread_left(m, comp, outcome, after):
+    """The thread the finding names (by its module and its name, whose number
+    may differ between two processes) still runs at the teardown's return."""
+    if not outcome.startswith("ok"):
+        return None
+    for name, module in _listed_threads(after) or []:
+        if module == m.group("module") and _same_thread(name, m.group("name")):
+            return f"{THREADS_LINE}{name} ({module})"
+    return None
 
 
 RAISING = {"teardown_never_raises", "calls_succeed", "use_after_close_clear_error",
@@ -351,6 +379,8 @@ CLAIMS = [
     ({"resources_released_at_teardown"}, r"(?P<key>\S+) (?P<held>[\d.]+) held by its actors on "
                                           r"node \w+ not back", _not_released),
     ({"fails_clearly"}, r"left actors behind: \[", _left_behind),
+    ({"threads_joined"}, r"thread (?P<name>.+) \((?P<module>[\w.]+)\) of the [\w.]+ still running "
+                         r"right after its teardown returned", _thread_left),
     ({"errors_surface"}, r"returned \d+ time\(s\) in [\d.]+s without raising", _returned),
     ({"batch_counts"}, r"batches before it stopped; (?P<want>\d+) were asked for", _count),
     ({"batch_counts"}, r"batches until total_frames=\d+; (?P<want>\d+) expected", _count),
@@ -367,6 +397,8 @@ READINGS = {
         _resource_readings(comp, m.group("key"), after)), ("resources: unknown",),
         "no reading of {key} held by {comp}'s actors at its return (it did not return ok, or "
         "no actor of it held {key} before it)"),
+    _thread_left: (lambda m, comp, outcome, after: outcome.startswith("ok") and _listed_threads(
+        after) is not None, (), "no reading of the threads at its return (it did not return ok)"),
     _left_behind: (lambda m, comp, outcome, after: outcome.startswith("raised") and any(
         a.startswith(LEFT_LINE) for a in after), ("job actors: unknown", "job actors: not read"),
         "no reading of the job's actors after it (it did not raise)"),
@@ -489,7 +521,7 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
     if read in READINGS:
         readable, failed, why = READINGS[read]
-        if not trace.probes:
+        if not trace.probes or (read is _thread_left and not trace.threads):
             return None, (f"{name}: the script was written before the scripts printed what this "
                           "finding rests on: regenerate the body")
         if all(o == "unfinished" for o, _ in runs):
@@ -696,6 +728,7 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
                     save_output(save, name, trace, seconds, run, script)
             total, done = total + seconds, run
             trace.probes = "def _released(" in script
+            trace.threads = "def _threads_left(" in script
             try:
                 shown, why = shows(finding, trace)
             except (ValueError, KeyError, IndexError) as exc:  # a reading this check cannot parse

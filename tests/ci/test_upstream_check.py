@@ -27,10 +27,11 @@ def finding(oracle, op, text, verdict="fail"):
 RAY_LOG = "2026-11-25 20:20:26,310\tINFO worker.py:2038 -- Started a local Ray instance.\n"
 
 
-def verdict_of(found, stdout, stderr="", returncode=0, probes=True):
-    """``probes``: the script prints the readings of 2026-11-26 on."""
+def verdict_of(found, stdout, stderr="", returncode=0, probes=True, threads=True):
+    """``probes``: the script prints the readings of 2026-11-26 on;
+    ``threads``: the threads left at a teardown's return (2026-11-27 on)."""
     return {True: "shown", False: "NOT shown", None: "not checked"}[
-        shows(found, Trace(stdout, stderr, returncode, probes=probes))[0]]
+        shows(found, Trace(stdout, stderr, returncode, probes=probes, threads=threads))[0]]
 
 
 # -- 1. fails_clearly: a finished call is not the finding; what the text claims is -----
@@ -876,3 +877,75 @@ def test_rllib_11_a_call_over_its_own_timeout_is_read_from_its_duration():
 """
     assert verdict_of(found, out, returncode=1) == "shown"
     assert verdict_of(found, out.replace("(5.214s)", "(0.612s)"), returncode=1) == "NOT shown"
+
+
+def test_torchrl_22_a_thread_of_the_library_running_at_the_teardowns_return_is_read():
+    """torchrl 0.14.1's collection thread outlives shutdown(): the script
+    prints, right at a teardown's return, the threads that did not run
+    before any operation (``script._threads_left``), with the module of what
+    each runs; Python numbers unnamed threads per process, so Thread-1 in the
+    suite's driver may be Thread-3 in the script."""
+    found = finding("threads_joined", "teardown collector",
+                    "op 6 (teardown collector): thread Thread-1 (_run_collection_loop) "
+                    "(torchrl.collectors.distributed.ray) of the collector still running right "
+                    "after its teardown returned")
+
+    def out(threads, outcome="ok (0.528s)"):
+        return f"""[6] teardown collector ...
+[6] teardown collector: {outcome}
+      threads: {threads}
+      actors: buffer=ALIVE  collector=DEAD,DEAD
+"""
+    left = "Thread-3 (_run_collection_loop) (torchrl.collectors.distributed.ray)"
+    assert verdict_of(found, out(left)) == "shown"
+    assert verdict_of(found, out(f"ThreadPoolExecutor-0_0 (concurrent.futures.thread), {left}")) \
+        == "shown"
+    assert verdict_of(found, out("none")) == "NOT shown"
+    # another thread of another module is not the one the finding names
+    assert verdict_of(found, out("Thread-3 (_run_collection_loop) (other.module)")) == "NOT shown"
+    # a teardown that raised: the oracle judges a returned one
+    assert verdict_of(found, out(left, "raised builtins.IndexError: x (0.01s)")) == "NOT shown"
+    # a script from before the threads line: not checked (regenerate the body)
+    older = out(left).replace(f"      threads: {left}\n", "")
+    assert verdict_of(found, older, threads=False) == "not checked"
+    assert verdict_of(found, older) == "NOT shown"  # a script that reads threads, no line
+
+
+def test_the_scripts_print_the_threads_left_at_a_teardowns_return():
+    """The generated script lists, after a teardown that returned, the threads
+    started since its first operation: not Ray's own driver threads, not an
+    armed kill's timer, not a thread that ended."""
+    import threading
+    import types
+
+    from conformance import catalog
+    from conformance.adapters.registry import load_adapter
+    from conformance.repro.script import generate
+
+    text = generate(catalog.load("background/multinode/user/stop-from-main"),
+                    load_adapter("reference"))
+    assert "            _threads_left(started)" in text and text.count("def ray_driver_thread") == 1
+    # read first at the return, before the resources (GCS reads, tens of ms)
+    assert text.index("_threads_left(started)  #") < text.index("_released(before)\n")
+    start = text.index("def _threads_left(before):")
+    printed = []
+    space = {"threading": threading, "print": lambda *a, **k: printed.append(a[0]),
+             "ray_driver_thread": lambda t: t.name == "ray_print_logs"}
+    exec(text[start:text.index("def _left_behind():")], space)  # noqa: S102 - the generated reader
+    before = set(threading.enumerate())
+    stop = threading.Event()
+    library = threading.Thread(target=stop.wait, name="collection")
+    ray_own = threading.Thread(target=stop.wait, name="ray_print_logs")
+    armed = threading.Timer(60, lambda: None)
+    for t in (library, ray_own, armed):
+        t.start()
+    try:
+        space["_threads_left"](before)
+    finally:
+        stop.set()
+        armed.cancel()
+        for t in (library, ray_own, armed):
+            t.join()
+    assert printed == ["      threads: collection (threading)"]
+    space["_threads_left"](before)
+    assert printed[-1] == "      threads: none"
