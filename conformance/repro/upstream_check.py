@@ -33,9 +33,10 @@ does not start leaves its body "not checked", with the reason; so does a
 script of a cluster the check does not stand in for (fixture ``external``).
 
 A finding with nothing in the printed trace to read (the harness judged it
-from what only the suite records: threads, processes after the exit; or a
-script written before the scripts printed resources and left actors) is
-reported "not checked", never "shown".
+from what only the suite records: processes after the exit, a thread still
+running when one of two concurrent teardown calls returned, a probe that
+failed; or a script written before the scripts printed resources, left
+actors and threads) is reported "not checked", never "shown".
 """
 from __future__ import annotations
 
@@ -189,7 +190,7 @@ class Trace:
                 inside = m.group(2) == name
             elif inside and line.strip().startswith(PEER_LINE):
                 lines.append(line.strip()[len(PEER_LINE):])
-        return Trace("\n".join(lines), "", None)
+        return Trace("\n".join(lines), "", None, probes=self.probes, threads=self.threads)
 
     def sessions(self) -> list[tuple[str, str | None, str | None]]:
         """``(op name, Ray session before it, after it)`` of every op that
