@@ -369,29 +369,17 @@ def _released(before):
               flush=True)
 
 
-_THREAD_OWNERS = {}  # thread -> the component of the operation after which it first ran
-
-
-def _new_threads(before):
-    """The threads running now that did not before any operation (``before``:
-    the script's threads then), but Ray's own driver threads and this
-    script's armed kills (``threading.Timer``): the library's."""
-    return [t for t in threading.enumerate() if t not in before and t.is_alive()
+def _threads_left(before):
+    """Right at a teardown's return: the threads running now that did not
+    before any operation (``before``: the script's threads then), but Ray's
+    own driver threads and this script's armed kills (``threading.Timer``):
+    what the library started and left running, with the module of the code
+    each runs. Every component's: which one started a thread is the suite's
+    reading (a thread appears some time after the call that starts it: read
+    right after torchrl 0.14.1's start(), its thread was not there yet in
+    1 of 2 runs, 2026-11-27)."""
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive()
             and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
-
-
-def _claim_threads(before, target):
-    """After an operation on ``target`` (not a teardown): the library's
-    threads that have no owner yet are ``target``'s, as the suite's
-    ``threads_joined`` counts them (another instance's are not)."""
-    for t in _new_threads(before):
-        _THREAD_OWNERS.setdefault(t, target)
-
-
-def _threads_left(before, target):
-    """Right at ``target``'s teardown's return: its threads still running,
-    with the module of the code each runs."""
-    left = [t for t in _new_threads(before) if _THREAD_OWNERS.get(t) == target]
     # private: threading keeps a thread's target only as Thread._target
     modules = [getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__
                for t in left]
@@ -699,11 +687,8 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
               "    for i, name, fn, deadline, needs, probe, settle, reads in OPS:",
               "        before = _guarded(_before_teardown, settle) if reads == 'released' else None",
               "        outcome = _step(i, name, fn, deadline, needs)",
-              "        target = name.split(' ')[1].split('(')[0] if ' ' in name else None",
-              "        if target and not name.startswith('teardown '):",
-              "            _claim_threads(started, target)",
               "        if reads == 'released' and (outcome or '').startswith('ok'):",
-              "            _threads_left(started, target)  # first: a thread may end any moment now",
+              "            _threads_left(started)  # first: a thread may end any moment now",
               "            _released(before)",
               "        if reads == 'left' and (outcome or '').startswith('raised'):",
               "            left = _guarded(_left_behind)",
