@@ -144,12 +144,10 @@ class Trace:
     returncode: int | None
     #: the stand-in cluster the script ran against (None: its own Ray)
     cluster: str | None = None
-    #: whether the script prints the readings of 2026-11-26 on (resources at a
-    #: teardown's return, the actors a failed call left: ``script._released``)
-    probes: bool = True
-    #: whether it prints the threads left at a teardown's return (2026-11-27 on:
-    #: ``script._threads_left``)
-    threads: bool = True
+    #: the script's functions that print a reading ``READINGS`` rests on
+    #: (``script._released``, ...) it has: an older script lacks some; None:
+    #: every one (a script of today's generator)
+    printers: frozenset | None = None
 
     def outcomes(self, name: str) -> list[tuple[str, list[str]]]:
         """``[(outcome, lines printed after it until the next op)]`` of every
@@ -190,7 +188,7 @@ class Trace:
                 inside = m.group(2) == name
             elif inside and line.strip().startswith(PEER_LINE):
                 lines.append(line.strip()[len(PEER_LINE):])
-        return Trace("\n".join(lines), "", None, probes=self.probes, threads=self.threads)
+        return Trace("\n".join(lines), "", None, printers=self.printers)
 
     def sessions(self) -> list[tuple[str, str | None, str | None]]:
         """``(op name, Ray session before it, after it)`` of every op that
@@ -390,18 +388,22 @@ CLAIMS = [
     ({"no_ray_restart"}, r"started a Ray runtime", _new_session),
     ({"ray_not_shut_down_by_non_owner"}, r"shut down the user's Ray runtime", _session_gone),
 ]
-#: readers of what only the scripts of 2026-11-26 on print (``script._released``,
-#: ``script._left_behind``): (is there a reading at the op?, the lines that say the
-#: reading failed, why there is none when the script ran as it should)
+#: readers of what only newer scripts print: (the script's function that prints
+#: it, is there a reading at the op?, the lines that say the reading failed, why
+#: there is none when the script ran as it should)
 READINGS = {
-    _not_released: (lambda m, comp, outcome, after: outcome.startswith("ok") and bool(
-        _resource_readings(comp, m.group("key"), after)), ("resources: unknown",),
+    _not_released: (
+        "_released", lambda m, comp, outcome, after: outcome.startswith("ok") and bool(
+            _resource_readings(comp, m.group("key"), after)), ("resources: unknown",),
         "no reading of {key} held by {comp}'s actors at its return (it did not return ok, or "
         "no actor of it held {key} before it)"),
-    _thread_left: (lambda m, comp, outcome, after: outcome.startswith("ok") and _listed_threads(
-        after) is not None, (), "no reading of the threads at its return (it did not return ok)"),
-    _left_behind: (lambda m, comp, outcome, after: outcome.startswith("raised") and any(
-        a.startswith(LEFT_LINE) for a in after), ("job actors: unknown", "job actors: not read"),
+    _thread_left: (
+        "_threads_left", lambda m, comp, outcome, after: outcome.startswith("ok")
+        and _listed_threads(after) is not None, (),
+        "no reading of the threads at its return (it did not return ok)"),
+    _left_behind: (
+        "_left_behind", lambda m, comp, outcome, after: outcome.startswith("raised") and any(
+            a.startswith(LEFT_LINE) for a in after), ("job actors: unknown", "job actors: not read"),
         "no reading of the job's actors after it (it did not raise)"),
 }
 
@@ -521,8 +523,8 @@ def shows(finding: dict, trace: Trace) -> tuple[bool | None, str]:
     label = LABEL.match(text)
     comp = (label.group(2) if label else None) or name.split(" ")[-1].split("(")[0]
     if read in READINGS:
-        readable, failed, why = READINGS[read]
-        if not trace.probes or (read is _thread_left and not trace.threads):
+        printer, readable, failed, why = READINGS[read]
+        if trace.printers is not None and printer not in trace.printers:
             return None, (f"{name}: the script was written before the scripts printed what this "
                           "finding rests on: regenerate the body")
         if all(o == "unfinished" for o, _ in runs):
@@ -728,8 +730,7 @@ def _check_one(path: str, python: str, save: str | None, replay: str | None, rat
                 if save:
                     save_output(save, name, trace, seconds, run, script)
             total, done = total + seconds, run
-            trace.probes = "def _released(" in script
-            trace.threads = "def _threads_left(" in script
+            trace.printers = frozenset(p for p, *_ in READINGS.values() if f"def {p}(" in script)
             try:
                 shown, why = shows(finding, trace)
             except (ValueError, KeyError, IndexError) as exc:  # a reading this check cannot parse

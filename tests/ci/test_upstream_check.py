@@ -27,11 +27,14 @@ def finding(oracle, op, text, verdict="fail"):
 RAY_LOG = "2026-11-25 20:20:26,310\tINFO worker.py:2038 -- Started a local Ray instance.\n"
 
 
-def verdict_of(found, stdout, stderr="", returncode=0, probes=True, threads=True):
-    """``probes``: the script prints the readings of 2026-11-26 on;
-    ``threads``: the threads left at a teardown's return (2026-11-27 on)."""
+#: the printers of a script from before 2026-11-26 (none) and before 2026-11-27 (no threads)
+BEFORE_PROBES, BEFORE_THREADS = frozenset(), frozenset({"_released", "_left_behind"})
+
+
+def verdict_of(found, stdout, stderr="", returncode=0, printers=None):
+    """``printers``: the script's reading functions (None: today's, every one)."""
     return {True: "shown", False: "NOT shown", None: "not checked"}[
-        shows(found, Trace(stdout, stderr, returncode, probes=probes, threads=threads))[0]]
+        shows(found, Trace(stdout, stderr, returncode, printers=printers))[0]]
 
 
 # -- 1. fails_clearly: a finished call is not the finding; what the text claims is -----
@@ -64,7 +67,7 @@ def test_torchrl_08_actors_left_by_a_failed_constructor_are_read_from_the_job_ac
 [0] construct collector(fail=unknown_env) ...
 [0] construct collector(fail=unknown_env): raised ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task. (2.101s)
 """
-    assert verdict_of(TORCHRL_08, old, probes=False) == "not checked"  # regenerate it
+    assert verdict_of(TORCHRL_08, old, printers=BEFORE_PROBES) == "not checked"  # regenerate it
     left = old + "      job actors not of any component: 1 (717dc154 Collector ALIVE)\n"
     assert verdict_of(TORCHRL_08, left) == "shown"
     assert verdict_of(TORCHRL_08, old + "      job actors not of any component: 0\n") == "NOT shown"
@@ -661,7 +664,7 @@ def test_torchrl_01_resources_not_back_at_the_teardowns_return_are_read_per_node
     # nothing to read: not checked
     unknown = out("1.5").replace(out("1.5").splitlines()[2], "      resources: unknown (x: y)")
     assert verdict_of(TORCHRL_01, unknown) == "not checked"
-    assert verdict_of(TORCHRL_01, out("1.5"), probes=False) == "not checked"
+    assert verdict_of(TORCHRL_01, out("1.5"), printers=BEFORE_PROBES) == "not checked"
 
 
 def test_the_scripts_print_resources_at_a_teardown_and_the_actors_a_failed_call_left():
@@ -907,7 +910,7 @@ def test_torchrl_22_a_thread_of_the_library_running_at_the_teardowns_return_is_r
     assert verdict_of(found, out(left, "raised builtins.IndexError: x (0.01s)")) == "NOT shown"
     # a script from before the threads line: not checked (regenerate the body)
     older = out(left).replace(f"      threads: {left}\n", "")
-    assert verdict_of(found, older, threads=False) == "not checked"
+    assert verdict_of(found, older, printers=BEFORE_THREADS) == "not checked"
     assert verdict_of(found, older) == "NOT shown"  # a script that reads threads, no line
 
 
