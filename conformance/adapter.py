@@ -103,6 +103,11 @@ FEATURES = {
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime")
+#: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
+#: may set only for an adapter with the feature of the same name: the adapter
+#: hands them to the implementation (``teardown_timeout``: the components'
+#: teardown bound, which the oracles then judge against)
+SPEC_FEATURES = ("teardown_timeout",)
 
 
 @dataclass(frozen=True)

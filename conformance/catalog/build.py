@@ -1,6 +1,7 @@
 """Small builders shared by every family: the same op sequences, one place."""
 from __future__ import annotations
 
+from conformance.adapter import SPEC_FEATURES
 from conformance.ops.verbs import needs_of, scenario_needs
 from conformance.ops.scenario import Op
 from conformance.ops.targets import instance, kind_of
@@ -103,13 +104,6 @@ def as_instance(ops, n: int) -> list[Op]:
         target = None if o.target is None else instance(kind_of(o.target), n)
         out.append(Op(o.verb, target, args))
     return out
-
-
-#: Spec fields a scenario may set only for an adapter with the feature of
-#: the same name: the adapter hands them to the implementation
-#: (``teardown_timeout``: the components' teardown bound, which the oracles
-#: then judge against)
-SPEC_FEATURES = ("teardown_timeout",)
 
 
 def requirements(ops, spec=None) -> tuple[str, ...]:

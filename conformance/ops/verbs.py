@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from conformance.adapter import Spec
+from conformance.adapter import SPEC_FEATURES, Spec
 from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
 from conformance.ops.samples import sampled_rows
@@ -205,8 +205,9 @@ def _construct_needs(op) -> set:
         out.add("named_evaluator")
     if a.get("infeasible") or a.get("fill"):  # a request no node meets, or its CPUs
         out.add("actor_options")
-    if a.get("fail") == "invalid:teardown_timeout":  # a bound only such an adapter passes on
-        out.add("teardown_timeout")
+    fail = a.get("fail") or ""
+    if fail.startswith("invalid:"):  # a bad value of a field only such an adapter passes on
+        out |= {f for f in SPEC_FEATURES if f in BAD_ARGS[fail.split(":", 1)[1]]}
     return out
 
 
