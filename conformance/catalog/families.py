@@ -374,17 +374,21 @@ SHORT_BOUND = 1.5
 
 
 def short_bound(fixture, owner, comps):
-    """A hung actor torn down under a short bound the user gave: the
-    teardown returns within it, and still with the actors dead and their
-    resources back. A teardown that spends its whole bound on the steps
-    before the kill (asking a hung actor to close its env, or what it holds)
-    returns in time with the actors alive; one that takes a fixed share of
-    the default bound overruns this one."""
+    """A hung actor torn down under a short bound the user gave, every
+    component built and used as in ``killed``, the others torn down after
+    it under the same bound: each teardown returns within it, and still
+    with the actors dead and their resources back, the others untouched. A
+    teardown that spends its whole bound on the steps before the kill
+    (asking a hung actor to close its env, or what it holds) returns in time
+    with the actors alive; one that takes a fixed share of the default
+    bound overruns this one."""
     for comp in comps:
+        placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}
         yield make("killed", fixture, owner, f"{comp}-hang>teardown-within-{SHORT_BOUND}s", [
-            *build(fixture, (comp,)), *warm_up((comp,)), op("kill", comp, how="hang"),
-            op("teardown", comp)],
-            spec={"teardown_timeout": SHORT_BOUND}, quick=(comp != "buffer"))
+            *build(fixture, comps, placement=placement), *warm_up(comps),
+            op("kill", comp, how="hang"), op("teardown", comp),
+            *[op("teardown", c) for c in comps if c != comp]],
+            spec={"teardown_timeout": SHORT_BOUND}, quick=(comp != "buffer"), built=comps)
     if "evaluator" in comps:
         yield make("killed", fixture, owner,
                    f"evaluator-never-scheduled>teardown-within-{SHORT_BOUND}s", [

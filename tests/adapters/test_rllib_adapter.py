@@ -67,8 +67,8 @@ def test_features_components_and_catalog(adapter):
     # a teardown bound the user shortens, or gives negative (teardown_timeout: an
     # EnvRunnerGroup's stop() takes none), for its collector and its eval worker
     assert {i for i, why in skipped.items() if why == ["teardown_timeout"]} == {
-        "killed/multinode/user/collector-hang>teardown-within-1.5s",
-        "killed/multinode/user/evaluator-hang>teardown-within-1.5s",
+        "killed/multinode/user/collector-hang>teardown-within-1.5s~no-buffer",
+        "killed/multinode/user/evaluator-hang>teardown-within-1.5s~no-buffer",
         "construction_failure/multinode/user/collector-invalid-teardown_timeout",
         "construction_failure/multinode/user/evaluator-invalid-teardown_timeout"}
     assert (len(quick), len(skipped)) == (57, 12)

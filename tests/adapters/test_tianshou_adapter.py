@@ -54,7 +54,8 @@ def test_features_components_and_catalog(adapter):
         # a sweep's impl-owned generation asks shutdown_ray=True, which RayVectorEnv lacks
         "sweep/multinode/impl/impl-then-user": ["shutdown_ray"],
         # RayVectorEnv.close() takes no bound: a bound the user shortens, or refuses
-        "killed/multinode/user/collector-hang>teardown-within-1.5s": ["teardown_timeout"],
+        "killed/multinode/user/collector-hang>teardown-within-1.5s~no-buffer-evaluator":
+            ["teardown_timeout"],
         "construction_failure/multinode/user/collector-invalid-teardown_timeout":
             ["teardown_timeout"],
     }
