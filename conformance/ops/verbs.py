@@ -236,6 +236,8 @@ IN_FLIGHT_HOWS = ("step_hang",)
 KILL_WAIT_ALIVE = 30.0
 #: seconds a kill waits to see its effect (the process gone, the actor not ALIVE)
 KILL_VERIFY = 10.0
+#: seconds a hang's sleeping call must stay unreturned before the kill op returns
+HANG_CONFIRM = 1.0
 
 
 def _spec_for(ctx, op):
@@ -866,16 +868,29 @@ def _kill_script(op, w) -> list[str]:
             f"return 'armed: lands {after}s into the next {a['during']}'"]
     how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
     head = [f"handle = ({w.actors(op.target)})[{index}]"]
+    # Each returns once the fault took effect, as the suite's kill does
+    # (_kill_now; conformance.ops.kill_effect says why); ``result = ...`` then
+    # ``return``: an armed kill (above) keeps the wait and drops the return.
     if how == "ray_kill":
-        return head + ["ray.kill(handle)"]
-    if how == "sigkill":
-        return head + ["pid = _actor_pid(handle)",
-                       "os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)",
-                       "return f'SIGKILL to pid {pid}'"]
-    if how == "exit":
-        return head + ["handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor"]
+        return head + ["ray.kill(handle)",
+                       f"result = _kill_took_effect(lambda: _actor_not_alive(handle), "
+                       f"{KILL_VERIFY}, 'ray.kill')",
+                       "return result"]
+    if how in ("sigkill", "exit"):
+        inject = ("os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)"
+                  if how == "sigkill" else
+                  "handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor")
+        return head + ["pid = _actor_pid(handle)", inject,
+                       f"result = _kill_took_effect(lambda: _pid_gone(pid), {KILL_VERIFY}, "
+                       f"f'{how} of pid {{pid}}')",
+                       "return result"]
     if how == "hang":
-        return head + ["handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs"]
+        return head + ["ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs",
+                       f"ready, _ = ray.wait([ref], timeout={HANG_CONFIRM})",
+                       "if ready:",
+                       "    raise RuntimeError('the sleeping call returned at once: the actor does not hang')",
+                       f"result = 'the actor hangs: a call to it has not returned in {HANG_CONFIRM} s'",
+                       "return result"]
     if how == "step_hang":  # hang_flag and FLAG_DIR: conformance.envs's, in the script
         return head + ["flag = hang_flag(_actor_pid(handle))",
                        "os.makedirs(FLAG_DIR, exist_ok=True)",
@@ -895,11 +910,21 @@ def _kill_script(op, w) -> list[str]:
 
 
 def _kill_helpers(ops) -> list:
-    if not any(op.args.get("how") in IN_FLIGHT_HOWS for op in ops):
-        return []
-    from conformance import envs
+    from conformance.ops import kill_effect
 
-    return [f"FLAG_DIR = {envs.FLAG_DIR!r}", envs.process_key, envs.hang_flag]
+    hows = {op.args.get("how", "ray_kill") for op in ops}
+    out = []
+    if hows & {"ray_kill", "sigkill", "exit"}:
+        out.append(kill_effect._kill_took_effect)
+    if "ray_kill" in hows:
+        out.append(kill_effect._actor_not_alive)
+    if hows & {"sigkill", "exit"}:
+        out.append(kill_effect._pid_gone)
+    if hows & set(IN_FLIGHT_HOWS):
+        from conformance import envs
+
+        out += [f"FLAG_DIR = {envs.FLAG_DIR!r}", envs.process_key, envs.hang_flag]
+    return out
 
 
 #: the ways a walk kills: it keeps its nodes
@@ -1038,7 +1063,7 @@ def _kill_now(ctx, op, injected=lambda: None):
         _require_ray(how)
         ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))
         injected()
-        ready, _ = ray.wait([ref], timeout=1.0)
+        ready, _ = ray.wait([ref], timeout=HANG_CONFIRM)
         if ready:
             raise HarnessError(f"{what}: the sleeping call returned at once: the actor does not hang")
         ctx.keep.append(ref)
