@@ -861,28 +861,34 @@ def _kill_script(op, w) -> list[str]:
         after = float(a.get("after", 0.5))
         body = [line for line in now[1:] if not line.startswith("return ")]
         return [now[0], "", "def _land():", "    try:"] + ["        " + line for line in body] + [
+            "        _ARMED_RESULTS.append(result)",
             "    except BaseException as exc:  # reported by the kill_landed op",
             "        _ARMED_ERRORS.append(exc)",
             "", f"# lands {after}s into the next op ({a['during']}): a call in flight",
             f"_ARMED.append(threading.Timer({after}, _land))",
             f"return 'armed: lands {after}s into the next {a['during']}'"]
     how, index = a.get("how", "ray_kill"), int(a.get("index", 0))
-    head = [f"handle = ({w.actors(op.target)})[{index}]"]
-    # Each returns once the fault took effect, as the suite's kill does
-    # (_kill_now; conformance.ops.kill_effect says why); ``result = ...`` then
-    # ``return``: an armed kill (above) keeps the wait and drops the return.
+    if how == "remove_node":
+        raise NoScript("removing a node is not done by a standalone script: kill every process of "
+                       "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
+    # As the suite's kill (_live_target, _kill_now; conformance.ops.kill_effect
+    # says why): the target ALIVE with a process first, and the op returns once
+    # the fault took effect. Each form sets ``result`` and then returns it: an
+    # armed kill (above) runs the same lines in its timer and keeps ``result``.
+    head = [f"handle = ({w.actors(op.target)})[{index}]",
+            f"pid = _await_alive_pid(handle, {KILL_WAIT_ALIVE})  # the actor's worker process"]
     if how == "ray_kill":
         return head + ["ray.kill(handle)",
-                       f"result = _kill_took_effect(lambda: _actor_not_alive(handle), "
+                       f"result = _await_kill_effect(lambda: _actor_not_alive(handle), "
                        f"{KILL_VERIFY}, 'ray.kill')",
                        "return result"]
     if how in ("sigkill", "exit"):
         inject = ("os.kill(pid, signal.SIGKILL)  # the actor's worker process (this machine)"
                   if how == "sigkill" else
                   "handle.__ray_call__.remote(lambda self: os._exit(1))  # inside the actor")
-        return head + ["pid = _actor_pid(handle)", inject,
-                       f"result = _kill_took_effect(lambda: _pid_gone(pid), {KILL_VERIFY}, "
-                       f"f'{how} of pid {{pid}}')",
+        return head + [inject,
+                       f"result = _await_kill_effect(lambda: _pid_gone(pid), {KILL_VERIFY}, "
+                       f"f'{how} of pid {{pid}} (this machine)')",
                        "return result"]
     if how == "hang":
         return head + ["ref = handle.__ray_call__.remote(lambda self: time.sleep(3600))  # the actor hangs",
@@ -892,7 +898,7 @@ def _kill_script(op, w) -> list[str]:
                        f"result = 'the actor hangs: a call to it has not returned in {HANG_CONFIRM} s'",
                        "return result"]
     if how == "step_hang":  # hang_flag and FLAG_DIR: conformance.envs's, in the script
-        return head + ["flag = hang_flag(_actor_pid(handle))",
+        return head + ["flag = hang_flag(pid)",
                        "os.makedirs(FLAG_DIR, exist_ok=True)",
                        "open(flag, 'w').close()  # its env's next step hangs for good "
                        "(conformance.envs:RlcHangableCartPole-v0)",
@@ -904,18 +910,18 @@ def _kill_script(op, w) -> list[str]:
                        "    os.remove(flag)  # never let it hang a later call",
                        "    raise RuntimeError('no step of a hangable env ran: nothing hangs')",
                        "os.remove(flag + '.hung')",
-                       "return 'a step hangs'"]
-    raise NoScript("removing a node is not done by a standalone script: kill every process of "
-                   "the node hosting the actor (e.g. `ray stop --force` on that machine) here")
+                       "result = 'a step hangs'",
+                       "return result"]
+    raise HarnessError(f"unknown kill method {how!r}; valid: {KILL_HOWS + IN_FLIGHT_HOWS}")
 
 
 def _kill_helpers(ops) -> list:
     from conformance.ops import kill_effect
 
-    hows = {op.args.get("how", "ray_kill") for op in ops}
-    out = []
+    hows = {op.args.get("how", "ray_kill") for op in ops} - {"remove_node"}
+    out = [kill_effect._await_alive_pid] if hows else []
     if hows & {"ray_kill", "sigkill", "exit"}:
-        out.append(kill_effect._kill_took_effect)
+        out.append(kill_effect._await_kill_effect)
     if "ray_kill" in hows:
         out.append(kill_effect._actor_not_alive)
     if hows & {"sigkill", "exit"}:
@@ -1000,7 +1006,7 @@ def _arm_kill(ctx, op):
       script=lambda op, w: ["timer = _ARMED.pop(0)", "timer.join()",
                             "if _ARMED_ERRORS:",
                             "    raise _ARMED_ERRORS.pop(0)  # the kill itself failed",
-                            "return 'the armed kill landed'"])
+                            "return 'the armed kill landed: ' + _ARMED_RESULTS.pop(0)"])
 def kill_landed(ctx, op):
     if not ctx.armed_kills:
         raise HarnessError("no kill was armed")
@@ -1426,7 +1432,7 @@ def check_writes(ctx, op):
 def _check_clean_script(op, w) -> list[str]:
     return ["if not ray.is_initialized():",
             "    return 'Ray is down here: no actor of this driver runs in it'",
-            "from ray._private import state  # not ray.util.state: see _actor_pid",
+            "from ray._private import state  # not ray.util.state: see _actor_states",
             "job = ray.get_runtime_context().get_job_id()",
             "live = [f\"{a['ActorClassName']} {a['ActorID'][:8]} {a['State']}\"",
             "        for a in state.actors().values()",

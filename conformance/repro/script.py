@@ -26,7 +26,9 @@ Code per operation comes from two places:
 - the verb table (``conformance.ops.verbs``, ``Verb.script``) for the verbs that
   need only Ray and the component's actor handles: ``kill`` (``ray.kill``,
   SIGKILL of the actor's pid, ``os._exit`` or a sleep through
-  ``__ray_call__``, or armed to land inside the next op), ``ray_shutdown``,
+  ``__ray_call__``, or armed to land inside the next op; as the suite's, it
+  waits for its target ALIVE and returns once the fault took effect:
+  ``conformance.ops.kill_effect``), ``ray_shutdown``,
   ``ray_restart``, ``check_name``, ``drop`` and ``peer`` (a second driver: a
   nested script run with the same Python);
 - the adapter (``Adapter.script_header``, ``script_actors``,
@@ -170,6 +172,7 @@ RECORDED = set()  # every actor id any construction recorded (a rebuilt componen
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
 _ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
+_ARMED_RESULTS = []  # what an armed kill did, for its kill_landed op
 _INTERRUPTS = []  # signals armed to reach this process inside the next operation
 
 
@@ -188,17 +191,6 @@ def _record(component, handles):
     return f"{len(handles)} actor(s)"
 
 
-def _actor_pid(handle):
-    """The pid of an actor's worker process, from the GCS actor table."""
-    # Private on purpose: the public ray.util.state.get_actor asks the
-    # dashboard's API server, which a Ray started with include_dashboard=False
-    # (as here and in the suite) does not run: ServerUnavailable (measured,
-    # Ray 2.60, 2026-11-23). ray._private.state reads the GCS directly.
-    from ray._private import state
-
-    return state.actors(actor_id=handle._actor_id.hex())["Pid"]
-
-
 def _ray_session():
     """The connected Ray runtime (GCS address/session/job), never starting one."""
     identity = runtime_identity()
@@ -210,7 +202,11 @@ def _actor_states(settle=None):
     actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous)."""
     if not ray.is_initialized() or not ACTOR_IDS:
         return None
-    from ray._private import state  # not ray.util.state: see _actor_pid
+    # Private on purpose: the public ray.util.state.get_actor asks the
+    # dashboard's API server, which a Ray started with include_dashboard=False
+    # (as here and in the suite) does not run: ServerUnavailable (measured,
+    # Ray 2.60, 2026-11-23). ray._private.state reads the GCS directly.
+    from ray._private import state
 
     def states():
         out = {}
@@ -294,7 +290,7 @@ def _actor_row(aid):
     in the GCS actor table (None: not there). Private on purpose:
     ray._private.state's own reading of that table drops
     ``required_resources``, and the public ray.util.state asks the dashboard
-    (see _actor_pid)."""
+    (see _actor_states)."""
     from ray._private import state
     from ray.core.generated import gcs_pb2
 
@@ -393,7 +389,7 @@ def _left_behind():
     if not ray.is_initialized():
         print("      job actors: not read (Ray is not initialized)", flush=True)
         return
-    from ray._private import state  # not ray.util.state: see _actor_pid
+    from ray._private import state  # not ray.util.state: see _actor_states
 
     job = ray.JobID.from_hex(ray.get_runtime_context().get_job_id())
     live = [f"{aid[:8]} {info.get('ActorClassName')} {info.get('State')}"
@@ -581,6 +577,9 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
            'os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")',
            'os.environ.setdefault("RAY_AUTH_MODE", "disabled")',
            'os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")',
+           "# A Ray this script starts starts up to 4 actor processes at once (Ray's default:",
+           "# the core count), as the suite's local fixture (fixtures/clusters.py).",
+           'os.environ.setdefault("RAY_worker_maximum_startup_concurrency", "4")',
            "",
            "import argparse",
            "import faulthandler",
@@ -694,6 +693,8 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
               "            left = _guarded(_left_behind)",
               "            if isinstance(left, Exception):",
               "                print(f'      job actors: unknown ({_qualname(left)}: {left})', flush=True)",
+              "        if (outcome or '').startswith('interrupted'):",
+              "            settle = None  # as the suite: an interrupted teardown may not be done",
               "        _probe(settle, actors=probe)",
               "    print('all operations returned; the interpreter exits with the components as '",
               "          'the operations left them', flush=True)",

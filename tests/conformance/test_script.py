@@ -113,9 +113,10 @@ def test_cli_writes_a_script_and_rejects_unknown_ids(tmp_path):
     assert bad.returncode == 2 and "no scenario" in bad.stderr
 
 
-def test_reference_script_runs_standalone(tmp_path):
-    """Run it with only `impl` importable: no conformance, no fixtures on the path."""
-    text = script.generate(catalog.find(RUN), load_adapter("reference"), "reference")
+def run_alone(scenario_id: str, tmp_path) -> subprocess.CompletedProcess:
+    """The reference's script of the scenario, run with only `impl`
+    importable: no conformance, no fixtures on the path."""
+    text = script.generate(catalog.find(scenario_id), load_adapter("reference"), "reference")
     path = tmp_path / "repro.py"
     path.write_text(text)
     only_impl = tempfile.mkdtemp(prefix="rlcs-", dir="/tmp")  # short: Ray's socket paths
@@ -130,6 +131,11 @@ def test_reference_script_runs_standalone(tmp_path):
     finally:
         procs.kill_marked(marker, grace=0.5)
         shutil.rmtree(only_impl, ignore_errors=True)
+    return done
+
+
+def test_reference_script_runs_standalone(tmp_path):
+    done = run_alone(RUN, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     for i, op in enumerate(catalog.find(RUN).ops):
@@ -146,3 +152,14 @@ def test_reference_script_runs_standalone(tmp_path):
     for m in released:  # the oracle's rule (the GCS's view may lag the actors' start)
         held, before, now, total = (float(m.group(k)) for k in (2, 3, 4, 5))
         assert held > 0 and now + 1e-3 >= min(before, total - held) + held, m.group(0)
+
+
+def test_a_scripts_sigkill_returns_once_the_process_is_gone(tmp_path):
+    """As the suite's kill: the actor ALIVE with a process first, then the op
+    returns once that process has ended (conformance.ops.kill_effect)."""
+    done = run_alone("killed/local/user/buffer-sigkill>teardown", tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    killed = re.search(r"^\[\d+\] kill buffer\(how=sigkill\): ok -> sigkill of pid (\d+) "
+                       r"\(this machine\): took effect in [\d.]+ s", done.stdout, re.M)
+    assert killed and int(killed.group(1)) > 1, done.stdout
+
