@@ -501,8 +501,24 @@ def _step(i, name, fn, deadline, needs=None):
         outcome = f"raised {_qualname(exc)}: {str(exc)[:500]}"
     finally:
         faulthandler.cancel_dump_traceback_later()
+        unsent = _cancel_unsent_signals()
+    if unsent:  # the suite's verdict for this run is an error: the op was not interrupted
+        outcome += f" (the armed {unsent} was not sent: the op returned before it was due)"
     print(f"[{i}] {name}: {outcome} ({time.monotonic() - t0:.3f}s)", flush=True)
     return outcome
+
+
+def _cancel_unsent_signals():
+    """An armed signal is sent only while its op runs, as the suite's
+    (conformance.ops.interrupts): cancel the one not sent yet; its name."""
+    for timer in _ARMED:
+        armed = timer.args[0] if timer.function is _send_signal else None
+        if armed is not None and timer.ident is not None and armed['sent'] is None:
+            timer.cancel()
+            _ARMED.remove(timer)
+            _INTERRUPTS.remove(armed)
+            return signal.Signals(armed['signal']).name
+    return None
 '''
 
 def _fixture_init(scenario: Scenario) -> dict:

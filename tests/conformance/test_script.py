@@ -8,9 +8,11 @@ import ast
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 
 import pytest
@@ -163,3 +165,25 @@ def test_a_scripts_sigkill_returns_once_the_process_is_gone(tmp_path):
                        r"\(this machine\): took effect in [\d.]+ s", done.stdout, re.M)
     assert killed and int(killed.group(1)) > 1, done.stdout
 
+
+
+def test_an_armed_signal_is_not_sent_after_its_op_returned():
+    """As the suite's (conformance.ops.interrupts): a signal due after its op
+    returned is cancelled and said so, not sent into the next line."""
+    scenario = catalog.find("signals/multinode/user/evaluator-sigint-in-poll>teardown")
+    namespace = {"__name__": "repro"}  # not __main__: main() does not run
+    exec(compile(script.generate(scenario, load_adapter("reference"), "reference"), "repro", "exec"),
+         namespace)
+    armed = {"signal": signal.SIGINT, "ends_program": False, "sent": None}
+    namespace["_INTERRUPTS"].append(armed)
+    timer = threading.Timer(60.0, namespace["_send_signal"], args=(armed,))
+    namespace["_ARMED"].append(timer)
+    try:
+        outcome = namespace["_step"](0, "poll evaluator", lambda: "not ready", 30.0)
+        timer.join(5.0)
+    finally:
+        timer.cancel()  # never a SIGINT into pytest, whatever the outcome
+    assert outcome == ("ok -> not ready (the armed SIGINT was not sent: the op returned "
+                       "before it was due)")
+    assert not timer.is_alive() and armed["sent"] is None
+    assert namespace["_ARMED"] == [] and namespace["_INTERRUPTS"] == []
