@@ -319,9 +319,18 @@ def main(argv=None) -> int:
     w.add_argument("--only-shard", type=int, metavar="I",
                    help="with --shards N: run only shard I of each column, merge nothing")
     w.set_defaults(func=_lazy("releases.releases"))
+    e = sub.add_parser("venv", help="one release's environment (cached; built when missing): "
+                                    "prints its python, for `upstream --check --python` or "
+                                    "`repro` in that release")
+    e.add_argument("impl", help="an adapter that names its package (torchrl, rllib, tianshou)")
+    e.add_argument("version", help="the package's version (rllib: Ray's)")
+    e.add_argument("ray", help="Ray's version")
+    e.set_defaults(func=_lazy("releases.venvs"))
     u = sub.add_parser("upstream", help="issue bodies for the library's tracker: one finding, "
                                         "or every cause of a report")
-    u.add_argument("scenario_id", nargs="?", help="a catalog id (without --out)")
+    u.add_argument("scenario_id", nargs="?", help="a catalog id: one body (its finding in "
+                                                "--report, else the scenario run now); "
+                                                "not with --out-dir")
     u.add_argument("--impl", default=os.environ.get("RLC_IMPL", "reference"))
     u.add_argument("--report", metavar="R.json",
                    help="take the finding(s) from this report instead of running them")

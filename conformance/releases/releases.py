@@ -22,13 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from conformance.releases.venvs import REPO_ROOT, EnvSpec, ensure
+from conformance.releases.venvs import REPO_ROOT, EnvSpec, ensure, spec_for
 
 
 def load(path: str) -> list[tuple[str, EnvSpec]]:
     """``[(impl, EnvSpec)]`` of a releases file."""
-    from conformance.adapters.registry import adapter_class
-
     out = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -38,10 +36,10 @@ def load(path: str) -> list[tuple[str, EnvSpec]]:
             if len(text) != 3:
                 raise ValueError(f"{path}:{n}: expected 'IMPL VERSION RAY', got {line.strip()!r}")
             impl, version, ray = text
-            package = getattr(adapter_class(impl), "package", None)
-            if not package:
-                raise ValueError(f"{path}:{n}: adapter {impl!r} names no package")
-            out.append((impl, EnvSpec(package, version, ray)))
+            try:
+                out.append((impl, spec_for(impl, version, ray)))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{n}: {exc}") from None
     return out
 
 

@@ -139,3 +139,31 @@ def ensure(spec: EnvSpec, tool: str | None = None, log=print) -> Path:
                                  "bytecode": True}))
     log(f"built {path} in {seconds} s")
     return path / "bin" / "python"
+
+
+def spec_for(impl: str, version: str, ray: str) -> EnvSpec:
+    """The environment of adapter ``impl``'s package at ``version`` with Ray
+    ``ray`` (for ``rllib`` the version is Ray's); ValueError for an adapter
+    that names no package."""
+    from conformance.adapters.registry import adapter_class
+
+    package = getattr(adapter_class(impl), "package", None)
+    if not package:
+        raise ValueError(f"adapter {impl!r} names no package")
+    return EnvSpec(package, version, ray)
+
+
+def main(args) -> int:
+    """``python -m conformance venv IMPL VERSION RAY``: build the release's
+    environment if it is not cached; print its python."""
+    from conformance.adapters.registry import UsageError
+
+    try:
+        spec = spec_for(args.impl, args.version, args.ray)
+        python = ensure(spec, log=lambda line: print(line, file=sys.stderr))
+    except (ValueError, UsageError, RuntimeError) as exc:
+        print(f"venv: {exc}", file=sys.stderr)
+        return 2
+    print(python)
+    return 0
+

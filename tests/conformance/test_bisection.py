@@ -80,6 +80,22 @@ def test_the_releases_file_names_its_columns(tmp_path):
         releases.load(str(unpackaged))
 
 
+def test_the_venv_command_prints_a_cached_release_python_and_refuses_no_package(
+        tmp_path, monkeypatch, capsys):
+    from conformance.__main__ import main
+    from conformance.releases import venvs
+
+    monkeypatch.setenv("RLC_VENV_CACHE", str(tmp_path))
+    cached = tmp_path / "torchrl-0.14.1_ray-2.60.0"
+    (cached / "bin").mkdir(parents=True)
+    (cached / "rlc-env.json").write_text('{"bytecode": true}')  # built: nothing to install
+    assert main(["venv", "torchrl", "0.14.1", "2.60.0"]) == 0
+    assert capsys.readouterr().out == f"{cached / 'bin' / 'python'}\n"
+    assert venvs.spec_for("rllib", "2.60.0", "2.60.0") == EnvSpec("ray[rllib]", "2.60.0", "2.60.0")
+    assert main(["venv", "reference", "1", "2.60.0"]) == 2
+    assert "venv: adapter 'reference' names no package" in capsys.readouterr().err
+
+
 def test_the_committed_releases_file_loads():
     from conformance.releases.venvs import REPO_ROOT
 
