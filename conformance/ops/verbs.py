@@ -924,8 +924,7 @@ def _kill_helpers(ops) -> list:
         out.append(kill_effect._await_kill_effect)
     if "ray_kill" in hows:
         out.append(kill_effect._actor_not_alive)
-    if hows & {"sigkill", "exit"}:
-        out.append(kill_effect._pid_gone)
+    # _pid_gone (sigkill, exit): every script has it (conformance.repro.script)
     if hows & set(IN_FLIGHT_HOWS):
         from conformance import envs
 

@@ -46,7 +46,7 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
-from conformance.ops import verbs
+from conformance.ops import kill_effect, verbs
 from conformance.adapter import Spec
 from conformance.catalog.build import requirements
 from conformance.ops.budgets import INIT_DEADLINE, exit_bound
@@ -168,6 +168,7 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
 RUNTIME = '''
 collector = buffer = evaluator = None  # the components, as the operations leave them
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
+ACTOR_PIDS = {}  # actor id -> its worker process, as the GCS last said (read with its state)
 RECORDED = set()  # every actor id any construction recorded (a rebuilt component's older ones too)
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
@@ -199,8 +200,17 @@ def _ray_session():
 
 def _actor_states(settle=None):
     """{component: [state, ...]} of the recorded actors; waits up to 5 s for the
-    actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous)."""
-    if not ray.is_initialized() or not ACTOR_IDS:
+    actors of ``settle`` to leave ALIVE (a kill or a teardown is asynchronous).
+    With Ray down (None: no states to read) it waits the same 5 s for the
+    worker processes of ``settle``'s actors to end, as the suite does then
+    (it reads them by process)."""
+    if not ACTOR_IDS:
+        return None
+    if not ray.is_initialized():
+        pids = [ACTOR_PIDS[aid] for aid in ACTOR_IDS.get(settle, []) if aid in ACTOR_PIDS]
+        t0 = time.monotonic()
+        while not all(_pid_gone(pid) for pid in pids) and time.monotonic() - t0 <= 5.0:
+            time.sleep(0.1)
         return None
     # Private on purpose: the public ray.util.state.get_actor asks the
     # dashboard's API server, which a Ray started with include_dashboard=False
@@ -214,9 +224,13 @@ def _actor_states(settle=None):
             row = []
             for aid in ids:
                 try:
-                    row.append(state.actors(actor_id=aid).get("State", "unknown"))
+                    record = state.actors(actor_id=aid)
                 except Exception as exc:  # noqa: BLE001
                     row.append(f"unknown ({type(exc).__name__})")
+                    continue
+                row.append(record.get("State", "unknown"))
+                if (record.get("Pid") or 0) > 1:  # a starting actor's is 0
+                    ACTOR_PIDS[aid] = record["Pid"]
             out[comp] = row
         return out
 
@@ -615,13 +629,14 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
 
     out += ["", ""] + source_of(runtime_identity)
     out += ["", ""] + source_of(ray_driver_thread)  # _threads_left leaves Ray's own out
+    out += ["", ""] + source_of(kill_effect._pid_gone)  # _actor_states and the kills wait on it
     out += [""] + RUNTIME.strip("\n").splitlines()
     more = Writer(adapter, scenario).variables()[len(KINDS):]
     if more:
         out += [f"{' = '.join(more)} = None  # the further instances of the components"]
     out += ["", ""] + source_of(verbs._batch)
     # an item several verbs need (conformance.policies's) is written once
-    defined = {ray_driver_thread}
+    defined = {ray_driver_thread, kill_effect._pid_gone}
     for verb in verbs.VERBS.values():  # what the verbs' lines call (``Verb.script_header``)
         for item in verb.script_header([op for op in scenario.ops if op.verb == verb.name]):
             if item in defined:

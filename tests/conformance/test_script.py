@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 
 import pytest
@@ -187,3 +188,30 @@ def test_an_armed_signal_is_not_sent_after_its_op_returned():
                        "before it was due)")
     assert not timer.is_alive() and armed["sent"] is None
     assert namespace["_ARMED"] == [] and namespace["_INTERRUPTS"] == []
+
+
+def test_with_ray_down_a_settle_waits_for_the_actors_processes():
+    """As the suite reads actors by process once the user's ray.shutdown()
+    ended Ray: the settle waits (up to 5 s) for the worker processes last
+    seen, instead of returning at once."""
+    namespace = {"__name__": "repro"}
+    exec(compile(script.generate(catalog.find(RUN), load_adapter("reference"), "reference"),
+                 "repro", "exec"), namespace)
+    assert not namespace["ray"].is_initialized()
+    worker = subprocess.Popen(["sleep", "60"])  # stands in for an actor's worker process
+    namespace["ACTOR_IDS"].update(buffer=["a1"], collector=["c1"])
+    namespace["ACTOR_PIDS"].update(a1=worker.pid)
+    try:
+        t0 = time.monotonic()
+        assert namespace["_actor_states"]("collector") is None  # no pid known: no wait
+        assert time.monotonic() - t0 < 1.0
+        assert namespace["_actor_states"]("buffer") is None
+        assert time.monotonic() - t0 >= 5.0  # still running: the whole bound
+        worker.kill()
+        worker.wait()
+        t0 = time.monotonic()
+        assert namespace["_actor_states"]("buffer") is None
+        assert time.monotonic() - t0 < 1.0  # ended: no wait
+    finally:
+        worker.kill()
+        worker.wait()
