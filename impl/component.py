@@ -302,7 +302,7 @@ class RayComponent:
                 self._before_kill(actors, deadline)
             try:  # what they hold, and the view, read before the kill (impl.resources)
                 resources.merge(self._held, resources.held(actors, deadline))
-                self._freed = resources.Release(self._held)
+                self._freed = resources.Release(self._held, deadline)
             except BaseException as exc:
                 calls.swallow(exc)
             for handle in actors:

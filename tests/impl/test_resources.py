@@ -15,6 +15,7 @@ def view(monkeypatch):
     monkeypatch.setattr(resources, "_free", lambda: {n: dict(v) for n, v in state["free"].items()})
     monkeypatch.setattr(resources, "_total", lambda: state["total"])
     monkeypatch.setattr(resources, "RELEASE_WAIT", 0.05)
+    monkeypatch.setattr(resources, "SHOWN_WAIT", 0.05)
     return state
 
 
@@ -43,3 +44,21 @@ def test_a_node_that_left_holds_nothing_and_a_lagging_view_is_capped(view):
     del view["free"]["a"]
     assert release.wait(deadline=float("inf")) is True
     assert resources.Release({}).wait(deadline=0.0) is True
+
+
+def test_the_view_read_before_the_kill_is_one_that_shows_the_actors_started(view, monkeypatch):
+    # the view lags the actors' start: its first two readings show node a's
+    # CPU all free, as if the actors had been killed already
+    readings = iter([{"a": {"CPU": 2.0}}, {"a": {"CPU": 2.0}}])
+    monkeypatch.setattr(resources, "_free", lambda: next(readings, {"a": {"CPU": 1.5}}))
+    release = resources.Release({"a": {"CPU": 0.5}})
+    assert next(readings, "read") == "read", "Release read the view until it showed the start"
+    assert release.expected == {"a": {"CPU": 2.0}}
+    assert release.wait(deadline=float("inf")) is False, "the kill is not shown yet: 1.5 free"
+
+
+def test_a_view_that_never_shows_the_start_is_read_at_the_bound(view):
+    view["free"]["a"]["CPU"] = 2.0
+    release = resources.Release({"a": {"CPU": 0.5}}, deadline=float("inf"))
+    assert release.expected == {"a": {"CPU": 2.0}}
+    assert resources.Release({"a": {"CPU": 0.5}}, deadline=0.0).expected == {"a": {"CPU": 2.0}}
