@@ -50,6 +50,11 @@ FEATURES = {
                         "a negative one is refused at construction. Without it the scenarios "
                         "that give a bound, or an invalid one, are skipped",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "context_manager": "each component is a context manager: leaving `with component:` tears "
+                       "it down as its shutdown()/close() does (Adapter.exit_block: "
+                       "`__exit__`), and an error the block's body raised comes out of the "
+                       "with statement (an __exit__ returning a true value swallows it). "
+                       "Without it the scenarios that leave a with block are skipped",
     "instances": "several components of one kind open at once, each make_* call a new, "
                  "independent one (two collectors into one buffer, two buffers, two eval "
                  "workers; docs/instances.md); without it the instances family is skipped",
@@ -97,12 +102,18 @@ FEATURES = {
                           "asks to end it (shutdown_ray=True): a teardown without the argument "
                           "leaves it, also the last holder's. Without it: owned_runtime_kept is "
                           "not checked",
+    "logs_unraised_errors": "the implementation logs through Python's logging, under the "
+                            "loggers Adapter.log_names names: the error that stopped the "
+                            "collector's background work (start()), when no call raised it to "
+                            "the user, is logged at ERROR by its teardown, once; an error a call "
+                            "raised is not logged at ERROR again, and a run where nothing failed "
+                            "logs no ERROR. Without it: unraised_error_logged is not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-               "transition_batches", "eval_episode", "keeps_own_runtime")
+               "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'
@@ -199,6 +210,11 @@ class Adapter:
     closed_errors: tuple = ()
     #: seconds a teardown may take (the contract's bound)
     teardown_bound: float = 10.0
+    #: the implementation's Python loggers (each with its children): what they
+    #: log at WARNING or above in the driver is recorded per op
+    #: (``conformance.ops.log_capture``); the ``logs_unraised_errors``
+    #: convention is judged on it
+    log_names: tuple = ()
     #: the pip requirement name of the implementation (``torchrl``,
     #: ``ray[rllib]``): what ``bisect`` and the release matrix install at
     #: each version; None for code that is not a released package
@@ -244,6 +260,12 @@ class Adapter:
             obj.close()
         else:
             obj.shutdown()
+
+    def exit_block(self, component: str, obj, exc_type, exc, tb):
+        """Leave a ``with`` block around the component (``context_manager``):
+        ``obj.__exit__(exc_type, exc, tb)``, its return value Python's (a true
+        value swallows the block's error)."""
+        return obj.__exit__(exc_type, exc, tb)
 
     # -- verbs ----------------------------------------------------------------
     def iterate(self, collector):

@@ -25,11 +25,12 @@ class MyForkAdapter(Adapter):
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
                           "batch_size", "sync_division", "async_eval", "transition_batches",
-                          "eval_episode", "keeps_own_runtime", "teardown_timeout",
-                          "weights"})  # every feature: nothing
+                          "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
+                          "teardown_timeout", "weights", "context_manager"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
+    log_names = ("impl", "myfork")  # the loggers of myfork's code and of what it forked
 
     def _opts(self, spec: Spec, component: str) -> dict:
         return {"num_cpus": CPUS, **spec.resources.get(component, {})}

@@ -32,12 +32,13 @@ class ReferenceAdapter(Adapter):
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
-        "weights", "teardown_timeout",
+        "weights", "teardown_timeout", "context_manager",
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-        "transition_batches", "eval_episode", "keeps_own_runtime",
+        "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
     })
     teardown_bound = 10.0
+    log_names = ("impl",)
 
     def __init__(self):
         from impl.errors import ComponentClosedError  # imports nothing heavy
@@ -156,6 +157,10 @@ class ReferenceAdapter(Adapter):
             cls = {"buffer": "RayReplayBuffer", "collector": "RayCollector",
                    "evaluator": "RayEvalWorker"}[target]
             return snippets.call_lines(f"{target} = {cls}", args, kwargs)
+        if op.verb == "teardown" and a.get("via") == "with":
+            raises = bool(a.get("body_raises", False))
+            return snippets.teardown_lines(
+                f"leave_with_block({target}.__exit__, body_raises={raises}, strict=True)", op)
         if op.verb == "teardown":
             method = "close" if target == "buffer" else "shutdown"
             asks = "shutdown_ray=True" if a.get("shutdown_ray") else ""

@@ -675,6 +675,24 @@ def _background_errors_only_logged(base):
     return Collector
 
 
+def _unraised_error_never_logged(base):
+    class Collector(base):
+        def shutdown(self, timeout=None, shutdown_ray=False):
+            self._error_raised = True  # "it was logged when the thread stopped": a WARNING
+            super().shutdown(timeout, shutdown_ray)
+
+    return Collector
+
+
+def _exit_swallows_errors(base):
+    class Buffer(base):
+        def __exit__(self, *exc_info):
+            super().__exit__(*exc_info)
+            return True  # "a teardown must never raise": and the block's own error is gone
+
+    return Buffer
+
+
 def _poll_waits_for_episode(base):
     class Evaluator(base):
         def poll(self, timeout=0):
@@ -1162,6 +1180,24 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("env_error/*/*/under-thread", "fail",
                ("errors_surface", "liveness_reports_death")),),
         {"collector": _background_errors_only_logged},
+    ),
+    Regression(
+        "unraised-error-never-logged",
+        "the error that stopped start()'s thread is kept in .error and warned about when the "
+        "thread stops; shutdown() never reports it: a user who never calls the collector again "
+        "hears of it only in a WARNING among Ray's",
+        "a mutant of RayCollector's first-shutdown report that survived every scenario "
+        "(ci/results/mutation/: collector.py:110, _error_raised starting True)",
+        (Catch("env_error/*/*/under-thread-unraised", "fail", ("unraised_error_logged",)),),
+        {"collector": _unraised_error_never_logged},
+    ),
+    Regression(
+        "exit-swallows-errors",
+        "the buffer's __exit__ returns True, meant to keep teardown errors in: the error the "
+        "user's with block raised is swallowed with them",
+        "a common __exit__ mistake (a true return value suppresses the block's exception)",
+        (Catch("with_block/*/*/buffer-body-raises", "fail", ("teardown_never_raises",)),),
+        {"buffer": _exit_swallows_errors},
     ),
     Regression(
         "poll-waits-for-episode",

@@ -159,8 +159,12 @@ def background(fixture, owner, comps=ALL):
     # started): ray-project/ray#31145, #48018, #61678
     long = [*build(fixture, ("buffer", "collector")), op("start", "collector"), op("in_ray_call")]
     long_spec = {**spec, **LONG_BATCH_ENV}
+    # first a health check while the batch is in flight: a healthy collector
+    # busy in a long call is alive (an is_alive() whose ping queues behind the
+    # batch answers False: a survivor of the mutation analysis, control.py)
     yield make("background", fixture, owner, "long-batch>teardown>ray", [
-        *long, op("teardown", "collector"), op("teardown", "buffer"), op("ray_shutdown")],
+        *long, alive_now("collector"), op("teardown", "collector"), op("teardown", "buffer"),
+        op("ray_shutdown")],
         spec=long_spec, quick=True)
     yield make("background", fixture, owner, "long-batch>buffer>collector(shutdown_ray)", [
         *long, op("teardown", "buffer"), op("teardown", "collector", shutdown_ray=True)],
@@ -207,6 +211,17 @@ def env_error(fixture, owner, comps=ALL):
         op("check_alive", "collector", expect=False), op("teardown", "collector"),
         op("check_data", "buffer"), op("teardown", "buffer")],
         spec={"total_frames": ENDLESS_IN_PRACTICE, **FAILING_ENV}, quick=True)
+    # The user never calls the collector again: is_alive() turns False and it
+    # is torn down, then again. No call raised the error, so the first
+    # teardown is the last chance to report it (unraised_error_logged: logged
+    # by it, once, at ERROR; two ops, so that a report left to the second
+    # call is seen as such)
+    yield make("env_error", fixture, owner, "under-thread-unraised", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("check_alive", "collector", expect=False, within=30.0),
+        op("teardown", "collector"), op("teardown", "collector"), op("check_data", "buffer"),
+        op("teardown", "buffer")],
+        spec={"total_frames": ENDLESS_IN_PRACTICE, **FAILING_ENV}, quick=True)
 
 
 def double_close(fixture, owner, comps=ALL):
@@ -227,6 +242,25 @@ def double_close(fixture, owner, comps=ALL):
             quick=(comp == "collector"), built=built)
         yield make("double_close", fixture, owner, f"{comp}-never-used", [
             *base, op("teardown", comp, times=2), *rest], built=built)
+
+
+def with_block(fixture, owner, comps=ALL):
+    """Each component in a ``with`` block, as a user writes it (the
+    ``context_manager`` feature): leaving the block is its teardown, judged
+    as any (actors dead, what they held back, no raise, within the bound);
+    when the block's body raised, that error comes out of the ``with``
+    statement, the component torn down all the same; a teardown after the
+    block changes nothing. The collector's on the ``impl`` owner too: the
+    block's exit must not end the runtime the implementation started unless
+    asked (``owned_runtime_kept``)."""
+    for comp in comps:
+        base = build(fixture, (comp,), buffer_mode=False)
+        yield make("with_block", fixture, owner, comp, [
+            *base, *warm_up((comp,)), op("teardown", comp, via="with"), op("teardown", comp)],
+            quick=(comp == "collector"), impl_quick=True)
+        yield make("with_block", fixture, owner, f"{comp}-body-raises", [
+            *base, *warm_up((comp,)), op("teardown", comp, via="with", body_raises=True),
+            op("teardown", comp)], quick=(comp == "buffer"))
 
 
 ORDER_QUICK = (("ray", "collector", "buffer", "evaluator"),
@@ -464,7 +498,8 @@ def named(fixture, owner, comps=ALL):
 DEFAULT_USES = {
     "buffer": (("extend", {}), ("sample", {})),
     "collector": (("iterate", {"batches": 1}),),
-    "evaluator": (("submit", {}), ("poll", {"timeout": 30})),
+    # poll(0), the non-blocking peek, then a wait for the result
+    "evaluator": (("submit", {}), ("poll", {"timeout": 0}), ("poll", {"timeout": 30})),
 }
 
 
@@ -480,7 +515,7 @@ def defaults(fixture, owner, comps=ALL):
         uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
         yield make("defaults", fixture, owner, comp, [
             op("construct", comp, may_fail=True), *uses, op("teardown", comp)],
-            spec=spec, quick=comp in ("collector", "evaluator"))
+            spec=spec, quick=True)  # the buffer's: the one quick extend() from the driver
     built = [op("construct", c, may_fail=True,
                 **({"buffer": True} if c == "collector" and "buffer" in comps else {}))
              for c in ALL if c in comps]
@@ -681,6 +716,7 @@ FAMILIES = {
     "exhaustion": exhaustion,
     "background": background,
     "double_close": double_close,
+    "with_block": with_block,
     "order": order,
     "restart": user_restart,
     "killed": killed,

@@ -75,6 +75,7 @@ CONVENTIONS = {c.feature: c for c in (
     Convention("async_eval", {
         "use_after_close_clear_error": lambda op, s: op.verb == "use"
         and op.args.get("call") == "submit",
+        "poll_waits_its_timeout": lambda op, s: op.verb == "poll",
     }),
     Convention("transition_batches", {
         "batches_hold_steps": lambda op, s: _collects(op),
@@ -84,6 +85,9 @@ CONVENTIONS = {c.feature: c for c in (
     }),
     Convention("keeps_own_runtime", {
         "owned_runtime_kept": lambda op, s: op.verb == "teardown" and s.owner == "impl",
+    }),
+    Convention("logs_unraised_errors", {
+        "unraised_error_logged": lambda op, s: True,
     }),
 )}
 

@@ -473,15 +473,21 @@ def _op(r: dict):
 # -- teardown rules --------------------------------------------------------------
 
 def teardown_never_raises(run: Run) -> list[Finding]:
-    """Every teardown call (shutdown() or close()), whatever the order, the
-    number of calls, the thread or what happened to the actors before,
-    returns without raising."""
+    """Every teardown call (shutdown() or close(), or leaving a ``with``
+    block), whatever the order, the number of calls, the thread or what
+    happened to the actors before, returns without raising; and leaving a
+    ``with`` block whose body raised lets that error out, neither swallowed
+    nor replaced."""
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["status"] != "ok":
                 e = c["error"]
                 out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
+            elif c.get("body_error") == "swallowed":
+                out.append(at(r, ": leaving the with block swallowed the error its body "
+                                 "raised (__exit__ returned a true value): the user's own "
+                                 "error never came out"))
         if r["status"] == "raised" and not r.get("result", {}).get("calls"):
             e = r["error"]
             out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
@@ -1567,6 +1573,76 @@ def errors_surface(run: Run) -> list[Finding]:
     return out
 
 
+#: the env that fails on purpose (``conformance.envs.FAILING_ENV_ID``, which
+#: imports gymnasium; kept equal by tests/conformance/test_oracles.py)
+FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
+#: the harness's own faults: a run with none of them, every op ok, an env that
+#: never fails, is one where nothing failed (``unraised_error_logged``)
+FAULT_VERBS = ("kill", "interrupt", "ray_shutdown", "ray_restart", "check_error")
+ERROR_LEVELS = ("ERROR", "CRITICAL")
+
+
+def _log_op(run: Run, record: dict):
+    """The op record a log record was made in (or, between ops, after)."""
+    i = record.get("i") if record.get("i") is not None else record.get("after")
+    return run.history.ends.get(i) if i is not None else None
+
+
+def _nothing_failed(run: Run) -> bool:
+    return (run.scenario.spec.get("env_id") != FAILING_ENV_ID
+            and all(r["op"]["verb"] not in FAULT_VERBS and r["status"] == "ok"
+                    and not r["op"].get("args", {}).get("fail") for r in run.history.ops))
+
+
+def unraised_error_logged(run: Run) -> list[Finding]:
+    """An error nobody raised is not lost, and nothing that did not fail is
+    reported as an error. The error that stopped a collector's background
+    work (``start()``; the env that fails on purpose, seen by ``is_alive()``
+    answering False before the teardown) when no call raised it to the user,
+    is logged at ERROR by the collector's first teardown, once, naming the
+    failure; when a call raised it, that teardown does not log it at ERROR
+    again; and a run where nothing failed (no fault, every op ok) logs
+    nothing at ERROR. Read from what the implementation logged in the driver
+    (``conformance.ops.log_capture``); rests on the ``logs_unraised_errors``
+    convention."""
+    out = []
+    errors = [rec for rec in run.history.logs if rec.get("level") in ERROR_LEVELS]
+    if _nothing_failed(run):
+        for rec in errors:
+            r = _log_op(run, rec)
+            text = f"logged at ERROR ({rec.get('logger')}: {str(rec.get('message'))[:200]}) " \
+                   "in a run where nothing failed"
+            out.append(at(r, f": {text}") if r is not None else in_run(text))
+        return out
+    if run.scenario.spec.get("env_id") != FAILING_ENV_ID:
+        return out
+    for comp in sorted({r["op"]["target"] for r in run.op_records("start") if r["status"] == "ok"}):
+        teardowns = [r for r in run.op_records("teardown", comp) if r["status"] in ("ok", "raised")]
+        if not teardowns:
+            continue
+        first = teardowns[0]
+        before = [r for r in run.op_records(target=comp) if r["i"] < first["i"]]
+        if not any(r["op"]["verb"] == "check_alive" and r["status"] == "ok"
+                   and r["op"].get("args", {}).get("expect") is False for r in before):
+            continue  # not known to have failed before its teardown
+        raised = next((r for r in before if r["status"] == "raised"), None)
+        about = [rec for rec in errors if CAUSES["env"].search(str(rec.get("message")))]
+        by_first = [rec for rec in about if rec.get("i") == first["i"]]
+        by_teardowns = [rec for rec in about if rec.get("i") in {r["i"] for r in teardowns}]
+        if raised is not None and by_first:
+            out.append(at(first, f": logged at ERROR the background error op {raised['i']} "
+                                 f"({raised['op']['verb']}) had raised to the user already: "
+                                 f"{str(by_first[0].get('message'))[:200]}"))
+        elif raised is None and not by_first:
+            out.append(at(first, ": the error that stopped start()'s work (the env's failure) "
+                                 "was raised by no call, and this teardown did not log it at "
+                                 "ERROR: the user never hears of it"))
+        elif raised is None and len(by_teardowns) > 1:
+            out.append(at(first, f": the unraised background error was logged at ERROR "
+                                 f"{len(by_teardowns)} times by the teardowns, not once"))
+    return out
+
+
 def calls_within_timeout(run: Run) -> list[Finding]:
     """A call that takes a timeout (``poll(timeout)``, the ``wait_frames``
     wait) returns within it, work in flight or not (``Verb.timeout_of``)."""
@@ -1578,6 +1654,37 @@ def calls_within_timeout(run: Run) -> list[Finding]:
         limit = v.timeout_of(_op(r))
         if limit is not None and r["duration"] > limit + BOUND_SLACK:
             out.append(at(r, f"took {r['duration']:.2f}s; its timeout is {limit}s"))
+    return out
+
+
+#: seconds a poll that returned None may fall short of its timeout (the
+#: driver's clock around the call reads at least the implementation's wait)
+POLL_SHORTFALL = 0.1
+
+
+def poll_waits_its_timeout(run: Run) -> list[Finding]:
+    """``poll(timeout)`` returns the evaluation's result, or None when it is
+    not done within ``timeout``: a poll that returns None while an evaluation
+    it could wait for is pending (submitted, its result not returned yet,
+    the eval worker neither torn down nor hit by a fault since) has waited
+    its whole timeout, not returned early. Rests on the ``async_eval``
+    convention."""
+    out = []
+    pending: dict = {}
+    for r in run.history.ops:
+        verb, comp = r["op"]["verb"], r["op"].get("target")
+        if verb == "submit" and r["status"] == "ok":
+            pending[comp] = r["i"]
+        elif verb == "poll" and r["status"] == "ok" and comp in pending:
+            ready = (r.get("result") or {}).get("ready")
+            timeout = float(r["op"].get("args", {}).get("timeout", 0))
+            if ready:
+                del pending[comp]
+            elif ready is False and comp not in _faulted(run, r["i"]) \
+                    and r["duration"] + POLL_SHORTFALL < timeout:
+                out.append(at(r, f"returned None after {r['duration']:.2f}s of its {timeout:g}s "
+                                 f"timeout, with the evaluation of op {pending[comp]} pending: "
+                                 "it did not wait for the result"))
     return out
 
 
@@ -1853,7 +1960,8 @@ ORACLES = {
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
-        calls_within_timeout, fails_clearly, weights_take_effect,
+        unraised_error_logged, calls_within_timeout, poll_waits_its_timeout, fails_clearly,
+        weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )
 }

@@ -17,6 +17,9 @@
   sample [--count N] [--seed S] [--shard I/N]
                                 the CI ratchet: N mutants the committed results
                                 say are killed must still be killed
+  check KEY... --scenario ID [--runs R] [--answers]
+                                whether a scenario kills a committed mutant on
+                                today's impl/ (every one of R runs fails it)
 
 The mutation extra (``RLC_EXTRAS=mutation bash ci/setup.sh``) lives in
 ``$VENV/mutation-site``, off the venv's path: this command puts it on its own
@@ -590,6 +593,18 @@ def cmd_sample(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    """Whether the scenarios named kill the mutants named, on today's impl/
+    (``conformance.mutation.check``)."""
+    if not args.scenario and not args.covering:
+        raise SystemExit("error: mutate check needs --scenario ID or --covering N")
+    args.coverage = args.coverage or str(RESULTS / f"coverage-{args.profile}.json")
+    install_stop_handlers()
+    from conformance.mutation import check
+
+    return check.main(args, RESULTS, REPO_ROOT, _relocated, check_pristine)
+
+
 def shard_arg(text: str) -> str:
     """``I/N`` with 1 <= I <= N, else argparse's usage error."""
     from conformance.mutation import shards
@@ -662,6 +677,21 @@ def main(argv=None) -> int:
                    "sample (each in its own copy of the tree: ci/mutation-sample.sh runs them side "
                    "by side); the N shards together judge the --count mutants of the whole sample")
     p.set_defaults(func=cmd_sample)
+    p = sub.add_parser("check", help="whether a scenario kills a committed mutant on today's impl/: "
+                       "each run RUNS times, killed only if every run fails it")
+    p.add_argument("keys", nargs="+", metavar="KEY", help="a mutant's key in mutants-PROFILE.json")
+    p.add_argument("--scenario", action="append", metavar="ID",
+                   help="a scenario id (repeat: the first that kills it counts)")
+    p.add_argument("--covering", type=int, default=0, metavar="N",
+                   help="then up to N scenarios that run the mutant's line now, by --coverage")
+    p.add_argument("--coverage", metavar="MAP", help="a coverage map of today's impl/ "
+                   "(`mutate coverage --out MAP`; default the committed one)")
+    p.add_argument("--only-new", action="store_true", help="with --covering: only scenarios "
+                   "the committed results' coverage map lacks (new since they were measured)")
+    p.add_argument("--profile", default="quick", choices=("quick", "full"))
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--answers", action="store_true", help="print each kill's answers.txt line")
+    p.set_defaults(func=cmd_check)
     args = parser.parse_args(argv)
     use_mutation_extra()
     return args.func(args)

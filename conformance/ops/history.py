@@ -6,7 +6,8 @@ The driver writes, in order: ``setup``; per operation ``begin``, ``end``
 Side records, from any thread and at any time, say what happened without
 moving the driver's position: ``runtime`` (a Ray runtime started or ended:
 ``conformance.ops.runtime_watch``), ``signal`` (the harness signalled the
-driver: ``conformance.ops.interrupts``), ``harness-error``.
+driver: ``conformance.ops.interrupts``), ``log`` (the implementation logged a
+warning or an error: ``conformance.ops.log_capture``), ``harness-error``.
 Each line is flushed, so a driver that aborts, hangs or exits early still
 leaves a history naming where it was: :meth:`History.position`.
 """
@@ -25,7 +26,7 @@ HARNESS_EXIT_CODE = 70
 #: what the ones not yet on a node (pending, no worker) may hold on any
 ANY_NODE = "*"
 #: records that do not move the driver's position (see the module docstring)
-SIDE_PHASES = ("harness-error", "runtime", "signal")
+SIDE_PHASES = ("harness-error", "runtime", "signal", "log")
 
 
 def _qualified(exc: BaseException) -> str:
@@ -174,6 +175,8 @@ class History:
         self.signals = [r for r in records if r.get("phase") == "signal"]
         #: every start and end of a Ray runtime seen (``conformance.ops.runtime_watch``)
         self.runtime = [r for r in records if r.get("phase") == "runtime"]
+        #: what the implementation logged at WARNING or above (``conformance.ops.log_capture``)
+        self.logs = [r for r in records if r.get("phase") == "log"]
 
     @property
     def ops(self) -> list[dict]:

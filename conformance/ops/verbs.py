@@ -1121,10 +1121,19 @@ def interrupt(ctx, op):
 
 # -- teardown and the user's Ray ----------------------------------------------------
 
-def _call_teardown(ctx, target, obj, shutdown_ray):
+def _call_teardown(ctx, target, obj, shutdown_ray, block=None):
+    """One teardown call: the adapter's, or (``block``: whether the body
+    raises) leaving a ``with`` block (``conformance.ops.with_block``)."""
     t0 = time.monotonic()
+    body = None
     try:
-        ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
+        if block is None:
+            ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
+        else:
+            from conformance.ops.with_block import leave_with_block
+
+            kind = kind_of(target)
+            body = leave_with_block(lambda *exc: ctx.adapter.exit_block(kind, obj, *exc), block)
         status, error = "ok", None
     except BaseException as exc:  # noqa: BLE001 - the history records everything
         if ctx.interrupts is not None and ctx.interrupts.interrupting(exc):
@@ -1135,7 +1144,19 @@ def _call_teardown(ctx, target, obj, shutdown_ray):
         "error": error,
         "duration": round(time.monotonic() - t0, 4),
         "thread": threading.current_thread().name,
+        **({"body_error": body} if body is not None else {}),
     }
+
+
+def _teardown_needs(op) -> tuple:
+    return (("shutdown_ray",) if op.args.get("shutdown_ray") else ()) + \
+        (("context_manager",) if op.args.get("via") == "with" else ())
+
+
+def _teardown_header(ops) -> list:
+    from conformance.ops.with_block import leave_with_block
+
+    return [leave_with_block] if any(o.args.get("via") == "with" for o in ops) else []
 
 
 def _teardown_deadline(op, adapter, spec) -> float:
@@ -1158,8 +1179,10 @@ def _first_bad_call(result) -> dict | None:
     return next((c["error"] for c in result.get("calls", []) if c["status"] != "ok"), None)
 
 
-@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray)",
-      needs=lambda op: ("shutdown_ray",) if op.args.get("shutdown_ray") else (),
+@verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray; "
+            "via='with': leave a `with component:` block instead, whose body raises the "
+            "user's own error if body_raises)",
+      needs=_teardown_needs, script_header=_teardown_header,
       deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True,
       inner_error=_first_bad_call,
       walk=WalkRule(_teardown_proposals, _closed, when_hung=True))
@@ -1171,20 +1194,21 @@ def teardown(ctx, op):
     there, not in the op's probe after both."""
     obj = ctx.objects[op.target]
     shutdown_ray = bool(op.args.get("shutdown_ray", False))
+    block = bool(op.args.get("body_raises", False)) if op.args.get("via") == "with" else None
     times = int(op.args.get("times", 1))
     concurrent = int(op.args.get("concurrent", 1))
     in_thread = op.args.get("thread", "main") != "main" or concurrent > 1
     calls = []
     for _ in range(times):
         if not in_thread:
-            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray))
+            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray, block))
             continue
         results = [None] * concurrent
         barrier = threading.Barrier(concurrent)
 
         def run(k):
             barrier.wait()
-            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray)
+            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray, block)
             if concurrent > 1:  # the op's probe comes after every call returned
                 results[k]["at_return"] = ctx.call_return_reading(op.target)
 

@@ -732,3 +732,59 @@ def test_an_uncovered_survivor_is_placed_in_the_code_the_results_measured(tmp_pa
     measured_source.cache_clear()
     assert function_at("impl/m.py", 2, tmp_path) == "close"
     measured_source.cache_clear()
+
+
+def test_a_checked_mutant_is_killed_only_when_every_run_failed_it():
+    """``mutate check``: a pass in any run is a survival, a harness error in
+    one (none passing) is unknown, and the answer line quotes every run."""
+    from conformance.mutation.check import _verdict, answer_line
+    from conformance.mutation.runner import Outcome
+
+    def runs(*verdicts):
+        return [Outcome("s", v, ["data_kept"] if v == "fail" else [], 1.0) for v in verdicts]
+
+    assert _verdict(runs("fail", "hang")) == "killed"
+    assert _verdict(runs("fail", "pass")) == "SURVIVED"
+    assert _verdict(runs("fail", "error")) == "UNKNOWN"
+    assert answer_line("impl/x.py:1:2:core/AddNot:0", "family/local/user/v", " (now occurrence 3)",
+                       runs("fail", "fail"), "2026-11-28 02:40-02:41 UTC") == (
+        "impl/x.py:1:2:core/AddNot:0  killed since by scenario family/local/user/v: the mutant "
+        "applied to today's impl/ (now occurrence 3) and the scenario run 2 times with `mutate "
+        "check` (2026-11-28 02:40-02:41 UTC): fail [data_kept], fail [data_kept]; the reference "
+        "passes")
+
+
+def test_a_checked_mutants_covering_scenarios_are_the_maps_passing_ones_shortest_first(tmp_path):
+    from conformance.mutation.check import _changed_line, covering
+
+    cov = {"scenarios": ["a", "b", "c"],
+           "baseline": {"a": {"verdict": "pass", "duration": 9.0},
+                        "b": {"verdict": "fail", "duration": 1.0},
+                        "c": {"verdict": "pass", "duration": 2.0}},
+           "lines": {"impl/x.py": {"3": [0, 1, 2]}}}
+    assert covering(cov, "impl/x.py", 3, 5) == ["c", "a"]  # b fails on the reference
+    assert covering(cov, "impl/x.py", 3, 1) == ["c"]
+    assert covering(cov, "impl/x.py", 4, 5) == [] and covering(cov, "impl/x.py", None, 5) == []
+    module = tmp_path / "x.py"
+    module.write_text("a\nb\nc-mutated\n")
+    assert _changed_line(str(module), "a\nb\nc\n") == 3
+
+
+def test_a_coverage_file_a_killed_process_left_unreadable_is_left_out_and_said(cosmic_ray_path,
+                                                                               tmp_path):
+    """One process's unreadable data file must not cost the whole map."""
+    import sqlite3
+
+    from coverage import CoverageData
+
+    from conformance.mutation.coverage_map import attribute
+
+    path = tmp_path / ".coverage.worker.7"  # coverage.py's tables, no schema row: as seen
+    data = CoverageData(str(path))
+    data.add_lines({str(REPO_ROOT / "impl" / "calls.py"): [1]})
+    data.write()
+    with sqlite3.connect(path) as db:
+        db.execute("delete from coverage_schema")
+    said = []
+    assert attribute(str(tmp_path), {}, said.append) == {}
+    assert len(said) == 1 and said[0].startswith("left out: .coverage.worker.7, unreadable")

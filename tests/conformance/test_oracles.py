@@ -1388,3 +1388,72 @@ def test_an_instance_s_own_total_frames_is_what_its_exhaustion_must_reach():
             result={"batches": 2, "frames": 128})
     assert judge(run_of([built, r]))["exhaustion_auto_shutdown"] == [
         "op 1 (exhaust collector.2): collector.2 actor collecto still ALIVE after exhaustion"]
+
+
+def test_an_unraised_background_error_is_logged_once_by_the_first_teardown():
+    from conformance.envs import FAILING_ENV_ID
+    from conformance.judge.oracles import FAILING_ENV_ID as ORACLES_FAILING_ENV_ID
+
+    assert ORACLES_FAILING_ENV_ID == FAILING_ENV_ID
+    spec = {"env_id": FAILING_ENV_ID}
+    failure = "RayCollector.shutdown(): the background work had stopped with an error no call " \
+              "raised: RuntimeError: RlcFailingCartPole-v0: step 100 fails on purpose"
+
+    def log(i, level="ERROR", message=failure):
+        return {"phase": "log", "i": i, "after": i, "level": level, "logger": "impl.collector",
+                "message": message}
+
+    def ops(*logs, raised=False):
+        return [end(0, "start", "collector"),
+                end(1, "check_error", "collector", status="raised", args={"call": "start"})
+                if raised else end(1, "check_alive", "collector", args={"expect": False}),
+                end(2, "check_alive", "collector", args={"expect": False}),
+                end(3, "teardown", "collector", result={"calls": []}), *logs]
+
+    assert "unraised_error_logged" not in judge(run_of(ops(log(3)), spec=spec))
+    assert judge(run_of(ops(), spec=spec))["unraised_error_logged"] == [
+        "op 3 (teardown collector): the error that stopped start()'s work (the env's failure) "
+        "was raised by no call, and this teardown did not log it at ERROR: the user never hears "
+        "of it"]
+    # a WARNING when the thread stopped is not the teardown's ERROR
+    assert "unraised_error_logged" in judge(run_of(ops(log(1, "WARNING")), spec=spec))
+    assert judge(run_of(ops(log(3), log(3)), spec=spec))["unraised_error_logged"] == [
+        "op 3 (teardown collector): the unraised background error was logged at ERROR 2 times "
+        "by the teardowns, not once"]
+    assert "unraised_error_logged" not in judge(run_of(ops(raised=True), spec=spec))
+    assert judge(run_of(ops(log(3), raised=True), spec=spec))["unraised_error_logged"] == [
+        "op 3 (teardown collector): logged at ERROR the background error op 1 (check_error) had "
+        "raised to the user already: " + failure[:200]]
+
+
+def test_a_run_where_nothing_failed_logs_no_error():
+    healthy = [end(0, "construct", "collector"), end(1, "teardown", "collector", result={"calls": []}),
+               {"phase": "log", "i": 1, "after": 1, "level": "ERROR", "logger": "impl.collector",
+                "message": "no call raised: NoneType: None"}]
+    assert judge(run_of(healthy))["unraised_error_logged"] == [
+        "op 1 (teardown collector): logged at ERROR (impl.collector: no call raised: NoneType: "
+        "None) in a run where nothing failed"]
+    warned = [*healthy[:2], {**healthy[2], "level": "WARNING"}]
+    assert "unraised_error_logged" not in judge(run_of(warned))
+    killed = [end(0, "construct", "collector"), end(1, "kill", "collector"),
+              end(2, "teardown", "collector", result={"calls": []}), {**healthy[2], "i": 2}]
+    assert "unraised_error_logged" not in judge(run_of(killed))
+
+
+def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_pending():
+    def poll(i, ready, duration, timeout=30):
+        return end(i, "poll", "evaluator", args={"timeout": timeout}, result={"ready": ready},
+                   duration=duration)
+
+    submit = end(0, "submit", "evaluator")
+    assert judge(run_of([submit, poll(1, False, 0.02)]))["poll_waits_its_timeout"] == [
+        "op 1 (poll evaluator) returned None after 0.02s of its 30s timeout, with the "
+        "evaluation of op 0 pending: it did not wait for the result"]
+    # waited its timeout; a peek; the result returned; nothing submitted; a kill before
+    assert "poll_waits_its_timeout" not in judge(run_of([submit, poll(1, False, 30.01)]))
+    assert "poll_waits_its_timeout" not in judge(run_of([submit, poll(1, False, 0.001, 0)]))
+    assert "poll_waits_its_timeout" not in judge(run_of(
+        [submit, poll(1, True, 0.4), poll(2, False, 0.01)]))
+    assert "poll_waits_its_timeout" not in judge(run_of([poll(0, False, 0.01)]))
+    assert "poll_waits_its_timeout" not in judge(run_of(
+        [submit, end(1, "kill", "evaluator", args={"how": "sigkill"}), poll(2, False, 0.01)]))

@@ -1,0 +1,61 @@
+"""What the implementation logs reaches the history (``conformance.ops.log_capture``),
+with the op it was logged in, and the user still sees what Python would print."""
+
+import contextlib
+import logging
+
+import pytest
+
+from conformance.ops.log_capture import LogCapture
+
+
+@pytest.fixture
+def captured():
+    written, where = [], {"at": (3, 2)}
+    capture = LogCapture(("impl",), written.append, lambda: where["at"]).install()
+    yield written, where
+    capture.remove()
+
+
+@contextlib.contextmanager
+def alone_on_the_root():
+    """The root logger with the capture only, as in a driver: pytest's log
+    capture handlers (added for the test's call) set aside meanwhile."""
+    root = logging.getLogger()
+    others = [h for h in root.handlers if not isinstance(h, LogCapture)]
+    for h in others:
+        root.removeHandler(h)
+    try:
+        yield
+    finally:
+        for h in others:
+            root.addHandler(h)
+
+
+def test_the_implementations_warnings_and_errors_are_recorded_with_their_op(captured):
+    written, where = captured
+    logging.getLogger("impl.collector").error("background work stopped: %s", "boom")
+    where["at"] = (None, 3)
+    logging.getLogger("impl").warning("between ops")
+    logging.getLogger("impl.collector").info("below WARNING")
+    logging.getLogger("implementation").error("another package's logger")
+    logging.getLogger("ray.worker").error("Ray's own")
+    assert written == [
+        {"phase": "log", "i": 3, "after": 2, "level": "ERROR", "logger": "impl.collector",
+         "message": "background work stopped: boom"},
+        {"phase": "log", "i": None, "after": 3, "level": "WARNING", "logger": "impl",
+         "message": "between ops"}]
+
+
+def test_the_last_resort_still_prints_what_no_other_handler_takes(captured, capsys):
+    with alone_on_the_root():
+        logging.getLogger("impl.collector").error("shown as without the capture")
+    assert capsys.readouterr().err == "shown as without the capture\n"
+    handler = logging.StreamHandler()  # the user's own handler: the last resort stays quiet
+    logging.getLogger("impl").addHandler(handler)
+    try:
+        with alone_on_the_root():
+            logging.getLogger("impl.collector").error("once, by the user's handler")
+    finally:
+        logging.getLogger("impl").removeHandler(handler)
+    assert capsys.readouterr().err == "once, by the user's handler\n"
