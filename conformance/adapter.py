@@ -107,7 +107,7 @@ FEATURES = {
                             "collector's background work (start()), when no call raised it to "
                             "the user, is logged at ERROR by its teardown, once; an error a call "
                             "raised is not logged at ERROR again, and a run where nothing failed "
-                            "logs no ERROR. Without it: unraised_error_logged is not checked",
+                            "(no fault, every op ok, no start()) logs no ERROR. Without it: unraised_error_logged is not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a

@@ -1457,3 +1457,14 @@ def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_
     assert "poll_waits_its_timeout" not in judge(run_of([poll(0, False, 0.01)]))
     assert "poll_waits_its_timeout" not in judge(run_of(
         [submit, end(1, "kill", "evaluator", args={"how": "sigkill"}), poll(2, False, 0.01)]))
+
+
+def test_background_work_a_teardown_ended_may_log_its_error():
+    """background/*/*/buffer-closed-under-thread: the buffer closed under the
+    thread ends its work, no op failing; the reference logs that at ERROR."""
+    ops = [end(0, "construct", "buffer"), end(1, "construct", "collector"),
+           end(2, "start", "collector"), end(3, "teardown", "buffer", result={"calls": []}),
+           end(4, "teardown", "collector", result={"calls": []}),
+           {"phase": "log", "i": 4, "after": 4, "level": "ERROR", "logger": "impl.collector",
+            "message": "the background work had stopped with an error no call raised"}]
+    assert "unraised_error_logged" not in judge(run_of(ops))
