@@ -351,7 +351,9 @@ class RayComponent:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        self._teardown(None, False, f"{self._close_method}()")
+        """Leaving ``with component:`` is its ``shutdown()`` / ``close()``
+        (what that reports, too); the block's error, if any, comes out."""
+        getattr(self, self._close_method)()
 
 
 def _cause(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ import re
 import signal as signals
 from dataclasses import dataclass, field, replace
 
+from conformance.catalog.build import FAILING_ENV
 from conformance.judge.conventions import not_checked
 from conformance.judge.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
@@ -475,22 +476,32 @@ def _op(r: dict):
 def teardown_never_raises(run: Run) -> list[Finding]:
     """Every teardown call (shutdown() or close(), or leaving a ``with``
     block), whatever the order, the number of calls, the thread or what
-    happened to the actors before, returns without raising; and leaving a
-    ``with`` block whose body raised lets that error out, neither swallowed
-    nor replaced."""
+    happened to the actors before, returns without raising."""
     out = []
     for r in run.op_records("teardown"):
         for c in r.get("result", {}).get("calls", []) or []:
             if c["status"] != "ok":
                 e = c["error"]
                 out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
-            elif c.get("body_error") == "swallowed":
-                out.append(at(r, ": leaving the with block swallowed the error its body "
-                                 "raised (__exit__ returned a true value): the user's own "
-                                 "error never came out"))
+
         if r["status"] == "raised" and not r.get("result", {}).get("calls"):
             e = r["error"]
             out.append(at(r, f"raised {e['type']}: {e['message'][:200]}"))
+    return out
+
+
+def with_block_error_comes_out(run: Run) -> list[Finding]:
+    """Leaving a ``with`` block whose body raised (``teardown(via="with",
+    body_raises=True)``) tears the component down and lets the body's own
+    error out of the ``with`` statement: an ``__exit__`` that returns a true
+    value swallows it (another error in its place is ``teardown_never_raises``'s)."""
+    out = []
+    for r in run.op_records("teardown"):
+        for c in r.get("result", {}).get("calls", []) or []:
+            if c.get("body_error") == "swallowed":
+                out.append(at(r, ": leaving the with block swallowed the error its body "
+                                 "raised (__exit__ returned a true value): the user's own "
+                                 "error never came out"))
     return out
 
 
@@ -1573,12 +1584,14 @@ def errors_surface(run: Run) -> list[Finding]:
     return out
 
 
-#: the env that fails on purpose (``conformance.envs.FAILING_ENV_ID``, which
-#: imports gymnasium; kept equal by tests/conformance/test_oracles.py)
-FAILING_ENV_ID = "conformance.envs:RlcFailingCartPole-v0"
-#: the harness's own faults: a run with none of them, every op ok, an env that
-#: never fails, is one where nothing failed (``unraised_error_logged``)
-FAULT_VERBS = ("kill", "interrupt", "ray_shutdown", "ray_restart", "check_error")
+#: the verbs of a run in which nothing fails (``unraised_error_logged``): the
+#: user's plain calls, on healthy components, each op ok. Not a kill, a
+#: signal, the user's ray.shutdown(), a check that expects an error, nor
+#: background work (``start``: a buffer closed under its thread ends its
+#: work with no op failing, ``background/*/*/buffer-closed-under-thread``)
+PLAIN_VERBS = ("construct", "iterate", "exhaust", "sample", "extend", "check_data", "submit",
+               "poll", "teardown", "wait_frames", "await_actors", "weights", "check_name",
+               "check_clean", "check_writes", "drop", "peer", "check_alive")
 ERROR_LEVELS = ("ERROR", "CRITICAL")
 
 
@@ -1589,14 +1602,26 @@ def _log_op(run: Run, record: dict):
 
 
 def _nothing_failed(run: Run) -> bool:
-    """No fault, every op ok, an env that never fails, and no background
-    work (``start``): a thread's work fails, with no op failing, when the
-    buffer it writes into is closed under it (``background/*/*/buffer-closed-
-    under-thread``: the reference then logs that error at ERROR, rightly)."""
-    return (run.scenario.spec.get("env_id") != FAILING_ENV_ID
-            and all(r["op"]["verb"] not in FAULT_VERBS and r["op"]["verb"] != "start"
-                    and r["status"] == "ok" and not r["op"].get("args", {}).get("fail")
+    """Only plain verbs (``PLAIN_VERBS``), each ok; no component built
+    infeasible, unready or to fail, none expected dead (``check_alive``
+    with ``expect=False``); the suite's healthy envs only (not the
+    one that fails, hangs or needs a helper: the catalog's ``env_id`` unset
+    or CartPole)."""
+    env = run.scenario.spec.get("env_id")
+    return (env in (None, "CartPole-v1")
+            and all(r["op"]["verb"] in PLAIN_VERBS and r["status"] == "ok"
+                    and not {"fail", "infeasible"} & set(r["op"].get("args", {}))
+                    and r["op"].get("args", {}).get("ready", True) is not False
+                    and r["op"].get("args", {}).get("expect", True) is not False
                     for r in run.history.ops))
+
+
+def _surfaced(r: dict, cause: str) -> bool:
+    """Op ``r`` raised an error naming ``cause`` (``CAUSES``), in itself or
+    in its chain: the user saw that failure."""
+    e = r.get("error") or {}
+    return any(CAUSES[cause].search(f"{c.get('type')}: {c.get('message')}")
+               for c in [e, *(e.get("causes") or [])])
 
 
 def unraised_error_logged(run: Run) -> list[Finding]:
@@ -1606,10 +1631,13 @@ def unraised_error_logged(run: Run) -> list[Finding]:
     answering False before the teardown) when no call raised it to the user,
     is logged at ERROR by the collector's first teardown, once, naming the
     failure; when a call raised it, that teardown does not log it at ERROR
-    again; and a run where nothing failed (no fault, every op ok, no
-    background work) logs nothing at ERROR. Read from what the implementation logged in the driver
+    again; and a run where nothing failed (``_nothing_failed``: plain calls
+    on healthy components, each ok, no background work) logs nothing at
+    ERROR. Read from what the implementation logged in the driver
     (``conformance.ops.log_capture``); rests on the ``logs_unraised_errors``
     convention."""
+    if run.features is not None and "logs_unraised_errors" not in run.features:
+        return []  # its findings tied to no op too: judged only under the convention
     out = []
     errors = [rec for rec in run.history.logs if rec.get("level") in ERROR_LEVELS]
     if _nothing_failed(run):
@@ -1619,7 +1647,7 @@ def unraised_error_logged(run: Run) -> list[Finding]:
                    "in a run where nothing failed"
             out.append(at(r, f": {text}") if r is not None else in_run(text))
         return out
-    if run.scenario.spec.get("env_id") != FAILING_ENV_ID:
+    if run.scenario.spec.get("env_id") != FAILING_ENV["env_id"]:
         return out
     for comp in sorted({r["op"]["target"] for r in run.op_records("start") if r["status"] == "ok"}):
         teardowns = [r for r in run.op_records("teardown", comp) if r["status"] in ("ok", "raised")]
@@ -1628,9 +1656,11 @@ def unraised_error_logged(run: Run) -> list[Finding]:
         first = teardowns[0]
         before = [r for r in run.op_records(target=comp) if r["i"] < first["i"]]
         if not any(r["op"]["verb"] == "check_alive" and r["status"] == "ok"
-                   and r["op"].get("args", {}).get("expect") is False for r in before):
-            continue  # not known to have failed before its teardown
-        raised = next((r for r in before if r["status"] == "raised"), None)
+                   and r["op"].get("args", {}).get("expect") is False
+                   and (r.get("result") or {}).get("reached") is not None for r in before):
+            continue  # not seen to have failed before its teardown
+        raised = next((r for r in before if r["status"] == "raised" and _surfaced(r, "env")),
+                      None)
         about = [rec for rec in errors if CAUSES["env"].search(str(rec.get("message")))]
         by_first = [rec for rec in about if rec.get("i") == first["i"]]
         by_teardowns = [rec for rec in about if rec.get("i") in {r["i"] for r in teardowns}]
@@ -1958,7 +1988,8 @@ ORACLES = {
     f.__name__: f
     for f in (
         no_crash, no_hang, clean_stderr, no_leftover_process, calls_succeed,
-        harness_steps_succeed, teardown_never_raises, teardown_within_bound,
+        harness_steps_succeed, teardown_never_raises, with_block_error_comes_out,
+        teardown_within_bound,
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
         batches_hold_steps, eval_episode_consistent,

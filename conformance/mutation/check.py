@@ -7,8 +7,10 @@ scenario run ``runs`` times in one mutation session (no bytecode cache,
 ``conformance.mutation.runner``), ``impl/`` restored after each mutant. A
 mutant is killed by a scenario only when every run fails it (fail, hang,
 crash); a pass in any run is a survival and a harness error is unknown,
-never a kill. The reference itself is run first on each scenario: a
-scenario the reference does not pass kills nothing.
+never a kill. A scenario the reference does not pass kills nothing: the
+reference is run first on each scenario named; one chosen from the coverage
+map (``--covering``) is taken only where the map's own run of the reference
+passed it.
 
 Its lines are what an answer quotes (``--answers`` prints the answer line).
 """
@@ -28,11 +30,12 @@ def _verdict(outcomes: list) -> str:
 def _runs_text(outcomes: list) -> str:
     return ", ".join(f"{o.verdict} [{','.join(o.oracles) or '-'}]" for o in outcomes)
 
-def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str) -> str:
+def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str,
+                reference: str = "the reference passes") -> str:
     """The survivor's answer, for answers.txt."""
     return (f"{key}  killed since by scenario {scenario}: the mutant applied to today's impl/"
             f"{moved} and the scenario run {len(outcomes)} times with `mutate check` ({when}): "
-            f"{_runs_text(outcomes)}; the reference passes")
+            f"{_runs_text(outcomes)}; {reference}")
 
 def _changed_line(module: str, original: str) -> int | None:
     """The first line (1-based) where ``module`` on disk (the mutant) differs
@@ -119,7 +122,9 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
                                   covering(coverage, r["module"], line, args.covering, skip)
                                   if sid not in {s.id for s in named}]
                     if len(scenarios) == len(named):
-                        print(f"UNCOVERED {key}: no scenario of the map runs line {line} now")
+                        which = "new since the committed map " if skip else ""
+                        print(f"UNCOVERED {key}: no scenario {which}of the map runs line "
+                              f"{line} now")
                 best = None
                 for scenario in scenarios:
                     verdict, outcomes = _judge(runner, scenario, args.runs)
@@ -133,7 +138,9 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
             elif args.answers:
                 when = f"{time.strftime('%Y-%m-%d', time.gmtime())} {started}-" \
                        f"{time.strftime('%H:%M', time.gmtime())} UTC"
-                print(answer_line(key, best[0], moved, best[1], when), flush=True)
+                reference = "the reference passes" if best[0] in {x.id for x in named} else \
+                    "the reference passes it in the coverage run of today's impl/"
+                print(answer_line(key, best[0], moved, best[1], when, reference), flush=True)
     finally:
         runner.close()
     return 1 if failures else 0

@@ -17,7 +17,8 @@
   sample [--count N] [--seed S] [--shard I/N]
                                 the CI ratchet: N mutants the committed results
                                 say are killed must still be killed
-  check KEY... --scenario ID [--runs R] [--answers]
+  check KEY... [--scenario ID] [--covering N [--coverage MAP] [--only-new]]
+        [--runs R] [--profile P] [--answers]
                                 whether a scenario kills a committed mutant on
                                 today's impl/ (every one of R runs fails it)
 
@@ -598,6 +599,9 @@ def cmd_check(args) -> int:
     (``conformance.mutation.check``)."""
     if not args.scenario and not args.covering:
         raise SystemExit("error: mutate check needs --scenario ID or --covering N")
+    if args.only_new and not args.coverage:
+        raise SystemExit("error: --only-new leaves out the committed map's scenarios: give "
+                         "--coverage MAP, a map of today's impl/ (`mutate coverage --out MAP`)")
     args.coverage = args.coverage or str(RESULTS / f"coverage-{args.profile}.json")
     install_stop_handlers()
     from conformance.mutation import check

@@ -124,6 +124,16 @@ def load(path) -> dict:
     return stored
 
 
+def _read(data) -> tuple[set, dict]:
+    """A data file's contexts (the scenarios it ran for) and ``{module:
+    lines}``, read whole before any is used (coverage.py's DataError on a
+    half-written file may come from any of these reads)."""
+    data.read()
+    owners = {c for c in data.measured_contexts() if c}
+    return owners, {os.path.relpath(f, REPO_ROOT): list(data.lines(f) or [])
+                    for f in data.measured_files()}
+
+
 def attribute(data_dir: str, jobs: dict, log=print) -> dict:
     """``{module: {line: [scenario ids]}}`` from every data file of the run.
     A file coverage.py cannot read is left out and said: a process killed
@@ -135,10 +145,8 @@ def attribute(data_dir: str, jobs: dict, log=print) -> dict:
 
     lines: dict = {}
     for path in sorted(glob.glob(os.path.join(data_dir, ".coverage.*"))):
-        data = CoverageData(path)
         try:
-            data.read()
-            owners = {c for c in data.measured_contexts() if c}
+            owners, measured = _read(CoverageData(path))
         except DataError as exc:
             log(f"left out: {os.path.basename(path)}, unreadable ({str(exc)[:120]}): "
                 "a process killed while it saved; its lines are not in the map")
@@ -148,9 +156,8 @@ def attribute(data_dir: str, jobs: dict, log=print) -> dict:
             job_file = os.path.join(data_dir, f"{pid}.job")
             if pid and os.path.exists(job_file):
                 owners = set(jobs.get(Path(job_file).read_text().strip(), []))
-        for measured in data.measured_files():
-            module = os.path.relpath(measured, REPO_ROOT)
-            for line in data.lines(measured) or []:
+        for module, numbers in measured.items():
+            for line in numbers:
                 lines.setdefault(module, {}).setdefault(str(line), set()).update(owners)
     return {m: {ln: sorted(ids) for ln, ids in sorted(per.items(), key=lambda x: int(x[0]))}
             for m, per in sorted(lines.items())}

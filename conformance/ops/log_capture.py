@@ -3,14 +3,17 @@
 An implementation that cannot raise (a teardown, a background thread) tells
 the user through Python's ``logging``: the oracle ``unraised_error_logged``
 judges what it logged and during which op. :class:`LogCapture` is a handler
-on the root logger of the driver that records every record at ``WARNING``
-or above from the adapter's loggers (``Adapter.log_names``: their names and
-children) with the op running then (or the last op, between ops). It does
-not change what the user sees: a record no other handler takes is still
-printed by Python's last-resort handler, as without the capture (a handler on
-the root logger would otherwise silence it). Records of Ray's workers are
-not the driver's, and the interpreter exit's (atexit teardowns) come after
-the history is closed: neither is recorded.
+on each of the adapter's loggers (``Adapter.log_names``, and their children
+through them; also where those loggers do not propagate to the root) that records every record
+at ``WARNING`` or above with the op running then (or the last op, between
+ops). What the user sees is unchanged: a record no other handler takes is
+still printed by Python's last-resort handler, as without the capture (the
+capture would otherwise silence it; with ``logging.lastResort`` set to None
+it is not printed, and Python's one-time "no handlers" notice is not either).
+Records of Ray's workers are not the driver's, and the interpreter exit's
+(atexit teardowns) come after the history is closed: neither is recorded;
+a record that comes while the history closes is dropped, never printed as a
+logging error.
 """
 from __future__ import annotations
 
@@ -54,16 +57,18 @@ class LogCapture(logging.Handler):
                 self.write({"phase": "log", "i": running, "after": last,
                             "level": record.levelname, "logger": record.name,
                             "message": record.getMessage()[:MESSAGE_MAX]})
-            except Exception:  # noqa: BLE001 - a record the capture cannot write is not the user's
-                self.handleError(record)
+            except Exception:  # noqa: BLE001 - the history closing: the record is not the user's
+                pass  # handleError would print a traceback that clean_stderr blames on them
         last_resort = logging.lastResort
         if last_resort is not None and record.levelno >= last_resort.level \
                 and not _other_handler(record.name, self):
             last_resort.handle(record)
 
     def install(self) -> "LogCapture":
-        logging.getLogger().addHandler(self)
+        for name in self.names:
+            logging.getLogger(name).addHandler(self)
         return self
 
     def remove(self) -> None:
-        logging.getLogger().removeHandler(self)
+        for name in self.names:
+            logging.getLogger(name).removeHandler(self)

@@ -1195,6 +1195,9 @@ def teardown(ctx, op):
     obj = ctx.objects[op.target]
     shutdown_ray = bool(op.args.get("shutdown_ray", False))
     block = bool(op.args.get("body_raises", False)) if op.args.get("via") == "with" else None
+    if block is not None and shutdown_ray:
+        raise HarnessError("teardown(via='with') with shutdown_ray: leaving a with block "
+                           "cannot ask to end Ray; the scenario is wrong")
     times = int(op.args.get("times", 1))
     concurrent = int(op.args.get("concurrent", 1))
     in_thread = op.args.get("thread", "main") != "main" or concurrent > 1

@@ -59,3 +59,30 @@ def test_the_last_resort_still_prints_what_no_other_handler_takes(captured, caps
     finally:
         logging.getLogger("impl").removeHandler(handler)
     assert capsys.readouterr().err == "once, by the user's handler\n"
+
+
+def test_a_logger_that_does_not_propagate_to_the_root_is_recorded(captured, capsys):
+    written, _ = captured
+    impl = logging.getLogger("impl")
+    impl.propagate = False
+    try:
+        with alone_on_the_root():
+            logging.getLogger("impl.collector").error("kept from the root")
+    finally:
+        impl.propagate = True
+    assert [r["message"] for r in written] == ["kept from the root"]
+    # no handler on its way: Python's last resort prints it, with the capture as without
+    assert capsys.readouterr().err == "kept from the root\n"
+
+
+def test_a_record_the_closing_history_cannot_take_is_dropped_quietly(capsys):
+    def closed(record):
+        raise ValueError("I/O operation on closed file")
+
+    capture = LogCapture(("impl",), closed, lambda: (None, None)).install()
+    try:
+        with alone_on_the_root():
+            logging.getLogger("impl").error("while the driver exits")
+    finally:
+        capture.remove()
+    assert capsys.readouterr().err == "while the driver exits\n"  # no "--- Logging error ---"

@@ -1391,11 +1391,9 @@ def test_an_instance_s_own_total_frames_is_what_its_exhaustion_must_reach():
 
 
 def test_an_unraised_background_error_is_logged_once_by_the_first_teardown():
-    from conformance.envs import FAILING_ENV_ID
-    from conformance.judge.oracles import FAILING_ENV_ID as ORACLES_FAILING_ENV_ID
+    from conformance.catalog.build import FAILING_ENV
 
-    assert ORACLES_FAILING_ENV_ID == FAILING_ENV_ID
-    spec = {"env_id": FAILING_ENV_ID}
+    spec = dict(FAILING_ENV)
     failure = "RayCollector.shutdown(): the background work had stopped with an error no call " \
               "raised: RuntimeError: RlcFailingCartPole-v0: step 100 fails on purpose"
 
@@ -1403,12 +1401,18 @@ def test_an_unraised_background_error_is_logged_once_by_the_first_teardown():
         return {"phase": "log", "i": i, "after": i, "level": level, "logger": "impl.collector",
                 "message": message}
 
-    def ops(*logs, raised=False):
+    env_error = err("impl.errors.BackgroundWorkError", "RayCollector.start(): RuntimeError: "
+                    "RlcFailingCartPole-v0: step 100 fails on purpose")
+
+    def ops(*logs, raised=False, error=env_error, reached=0.1):
+        dead = end(2, "check_alive", "collector", args={"expect": False},
+                   result={"reached": reached})
         return [end(0, "start", "collector"),
-                end(1, "check_error", "collector", status="raised", args={"call": "start"})
-                if raised else end(1, "check_alive", "collector", args={"expect": False}),
-                end(2, "check_alive", "collector", args={"expect": False}),
-                end(3, "teardown", "collector", result={"calls": []}), *logs]
+                end(1, "check_error", "collector", status="raised", args={"call": "start"},
+                    error=error)
+                if raised else end(1, "check_alive", "collector", args={"expect": False},
+                                   result={"reached": None}),
+                dead, end(3, "teardown", "collector", result={"calls": []}), *logs]
 
     assert "unraised_error_logged" not in judge(run_of(ops(log(3)), spec=spec))
     assert judge(run_of(ops(), spec=spec))["unraised_error_logged"] == [
@@ -1421,6 +1425,13 @@ def test_an_unraised_background_error_is_logged_once_by_the_first_teardown():
         "op 3 (teardown collector): the unraised background error was logged at ERROR 2 times "
         "by the teardowns, not once"]
     assert "unraised_error_logged" not in judge(run_of(ops(raised=True), spec=spec))
+    # is_alive() never said False before the teardown: not known to have failed
+    assert "unraised_error_logged" not in judge(run_of(ops(reached=None), spec=spec))
+    # a call raised, but not the env's failure: the user never saw it
+    unclear = err("builtins.RuntimeError", "collecting in a background thread")
+    assert "unraised_error_logged" in judge(run_of(ops(raised=True, error=unclear), spec=spec))
+    assert "unraised_error_logged" not in judge(run_of(ops(log(3), raised=True, error=unclear),
+                                                       spec=spec))
     assert judge(run_of(ops(log(3), raised=True), spec=spec))["unraised_error_logged"] == [
         "op 3 (teardown collector): logged at ERROR the background error op 1 (check_error) had "
         "raised to the user already: " + failure[:200]]
@@ -1438,6 +1449,9 @@ def test_a_run_where_nothing_failed_logs_no_error():
     killed = [end(0, "construct", "collector"), end(1, "kill", "collector"),
               end(2, "teardown", "collector", result={"calls": []}), {**healthy[2], "i": 2}]
     assert "unraised_error_logged" not in judge(run_of(killed))
+    never_scheduled = [end(0, "construct", "collector", args={"infeasible": True, "ready": False}),
+                       *healthy[1:]]
+    assert "unraised_error_logged" not in judge(run_of(never_scheduled))
 
 
 def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_pending():
@@ -1468,3 +1482,18 @@ def test_background_work_a_teardown_ended_may_log_its_error():
            {"phase": "log", "i": 4, "after": 4, "level": "ERROR", "logger": "impl.collector",
             "message": "the background work had stopped with an error no call raised"}]
     assert "unraised_error_logged" not in judge(run_of(ops))
+
+
+def test_a_with_block_must_let_its_bodys_error_out():
+    def leave(body_error):
+        call = {"status": "ok", "error": None, "duration": 0.1, "thread": "MainThread",
+                **({"body_error": body_error} if body_error else {})}
+        return [end(0, "construct", "buffer"),
+                end(1, "teardown", "buffer", args={"via": "with", "body_raises": True},
+                    result={"calls": [call]})]
+
+    assert judge(run_of(leave("swallowed")))["with_block_error_comes_out"] == [
+        "op 1 (teardown buffer): leaving the with block swallowed the error its body raised "
+        "(__exit__ returned a true value): the user's own error never came out"]
+    assert "with_block_error_comes_out" not in judge(run_of(leave("came out")))
+    assert "teardown_never_raises" not in judge(run_of(leave("swallowed")))
