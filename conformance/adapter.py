@@ -84,9 +84,11 @@ FEATURES = {
                      "Without it: batch_counts and batch_sizes of a sync collector and fails_clearly "
                      "of the sync_divisible constructor are not checked",
     "async_eval": "the eval worker's submit(weights, max_steps) starts an evaluation and "
-                  "returns at once; poll(timeout) returns its result, or None when it is not "
-                  "done within timeout. Without it (the adapter emulates submit): "
-                  "use_after_close_clear_error of submit() after teardown is not checked",
+                  "returns at once; poll(timeout) returns its result, once, or None when it "
+                  "is not done within timeout (having waited it) or nothing is pending. "
+                  "Without it (the adapter emulates submit): use_after_close_clear_error of "
+                  "submit() after teardown, poll_waits_its_timeout and "
+                  "poll_returns_each_result_once are not checked",
     "transition_batches": "a batch the collector yields is a TensorDict of env steps in "
                           "torchrl's layout: observation and ('next', 'observation') rows of "
                           "one shape, ('next', 'reward'), ('next', 'done'), "

@@ -505,8 +505,10 @@ def named(fixture, owner, comps=ALL):
 DEFAULT_USES = {
     "buffer": (("extend", {}), ("sample", {})),
     "collector": (("iterate", {"batches": 1}),),
-    # poll(0), the non-blocking peek, then a wait for the result
-    "evaluator": (("submit", {}), ("poll", {"timeout": 0}), ("poll", {"timeout": 30})),
+    # poll(0), the non-blocking peek, then a wait for the result, then a peek
+    # once it was returned (nothing pending: None)
+    "evaluator": (("submit", {}), ("poll", {"timeout": 0}), ("poll", {"timeout": 30}),
+                  ("poll", {"timeout": 0})),
 }
 
 

@@ -76,6 +76,7 @@ CONVENTIONS = {c.feature: c for c in (
         "use_after_close_clear_error": lambda op, s: op.verb == "use"
         and op.args.get("call") == "submit",
         "poll_waits_its_timeout": lambda op, s: op.verb == "poll",
+        "poll_returns_each_result_once": lambda op, s: op.verb == "poll",
     }),
     Convention("transition_batches", {
         "batches_hold_steps": lambda op, s: _collects(op),

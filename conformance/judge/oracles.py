@@ -1723,6 +1723,25 @@ def poll_waits_its_timeout(run: Run) -> list[Finding]:
     return out
 
 
+def poll_returns_each_result_once(run: Run) -> list[Finding]:
+    """An evaluation's result is returned once: a poll after the one that
+    returned it, with no submit between, returns None (there is nothing
+    pending), not the same result again. Rests on the ``async_eval``
+    convention."""
+    out = []
+    returned: dict = {}
+    for r in run.history.ops:
+        verb, comp = r["op"]["verb"], r["op"].get("target")
+        if verb == "submit":
+            returned.pop(comp, None)
+        elif verb == "poll" and r["status"] == "ok" and (r.get("result") or {}).get("ready"):
+            if comp in returned:
+                out.append(at(r, f"returned a result again: op {returned[comp]} had returned "
+                                 "the evaluation's result, and nothing was submitted since"))
+            returned[comp] = r["i"]
+    return out
+
+
 def fails_clearly(run: Run) -> list[Finding]:
     """An operation the scenario expects to fail (``args.fail``), or allows
     to (``args.may_fail``: a constructor with the implementation's defaults
@@ -1996,7 +2015,8 @@ ORACLES = {
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
-        unraised_error_logged, calls_within_timeout, poll_waits_its_timeout, fails_clearly,
+        unraised_error_logged, calls_within_timeout, poll_waits_its_timeout,
+        poll_returns_each_result_once, fails_clearly,
         weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )

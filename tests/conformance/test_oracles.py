@@ -1497,3 +1497,17 @@ def test_a_with_block_must_let_its_bodys_error_out():
         "(__exit__ returned a true value): the user's own error never came out"]
     assert "with_block_error_comes_out" not in judge(run_of(leave("came out")))
     assert "teardown_never_raises" not in judge(run_of(leave("swallowed")))
+
+
+def test_an_evaluations_result_is_returned_once():
+    def poll(i, ready):
+        return end(i, "poll", "evaluator", args={"timeout": 0}, result={"ready": ready})
+
+    submit = end(0, "submit", "evaluator")
+    assert judge(run_of([submit, poll(1, True), poll(2, True)]))[
+        "poll_returns_each_result_once"] == [
+        "op 2 (poll evaluator) returned a result again: op 1 had returned the evaluation's "
+        "result, and nothing was submitted since"]
+    assert "poll_returns_each_result_once" not in judge(run_of([submit, poll(1, True), poll(2, False)]))
+    assert "poll_returns_each_result_once" not in judge(run_of(
+        [submit, poll(1, True), end(2, "submit", "evaluator"), poll(3, True)]))
