@@ -714,6 +714,18 @@ def _poll_waits_for_episode(base):
     return Evaluator
 
 
+def _poll_keeps_result(base):
+    class Evaluator(base):
+        def poll(self, timeout=0):
+            pending = self._pending
+            result = super().poll(timeout)
+            if result is not None:
+                self._pending = pending  # "the caller may poll again": the result stays
+            return result
+
+    return Evaluator
+
+
 def _shutdown_waits_for_episode(base):
     class Evaluator(base):
         def shutdown(self, timeout=None, shutdown_ray=False):
@@ -1198,6 +1210,15 @@ REGRESSIONS = {r.id: r for r in (
         "a common __exit__ mistake (a true return value suppresses the block's exception)",
         (Catch("with_block/*/*/buffer-body-raises", "fail", ("with_block_error_comes_out",)),),
         {"buffer": _exit_swallows_errors},
+    ),
+    Regression(
+        "poll-keeps-result",
+        "poll() keeps the evaluation it returned pending: every later poll returns the same "
+        "result again, as if a new evaluation had finished",
+        "a mutant of RayEvalWorker.poll that survived every scenario (ci/results/mutation/: "
+        "eval_worker.py:121)",
+        (Catch("defaults/*/*/evaluator", "fail", ("poll_returns_each_result_once",)),),
+        {"evaluator": _poll_keeps_result},
     ),
     Regression(
         "poll-waits-for-episode",
