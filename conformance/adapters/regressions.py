@@ -1424,7 +1424,12 @@ REGRESSIONS = {r.id: r for r in (
         "analysis: survivors impl/eval_worker.py:133 of tree 300f2f5, the graceful wait's "
         "share of the bound)",
         (Catch("killed/*/user/evaluator-hang>teardown-within-1.5s", "fail",
-               ("resources_released_at_teardown",)),),
+               ("resources_released_at_teardown",),
+               racy="fired in 3 of 3 runs alone (2026-11-28, 03:30 UTC) and missed once in "
+                    "ci/selftest.sh under 20 % CPU pressure (03:22 UTC: the teardown returned "
+                    "1.519 s in, its view already showing the CPU free): the kill at the "
+                    "deadline races Ray's view of what it frees (83 ms median), which a "
+                    "loaded teardown's last steps can outlast"),),
         {"collector": _graceful_step_spends_the_bound,
          "evaluator": _graceful_step_spends_the_bound},
     ),

@@ -341,7 +341,7 @@ def test_a_new_session_takes_the_committed_results_of_the_same_mutants(cosmic_ra
     assert {r["outcome"] for r in report.load_session(db)} == {"pending"}
 
 
-def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(tmp_path):
+def test_answers_follow_their_mutant_and_only_the_runs_state_is_drafted(cosmic_ray_path, tmp_path):
     """After a rerun on changed code: an answer moves with its diff to the
     survivor's new key; a shallow or uncovered survivor gets the run's state;
     one that passed every covering scenario is left to be read; an answer
