@@ -108,8 +108,9 @@ FEATURES = {
                             "loggers Adapter.log_names names: the error that stopped the "
                             "collector's background work (start()), when no call raised it to "
                             "the user, is logged at ERROR by its teardown, once; an error a call "
-                            "raised is not logged at ERROR again, and a run where nothing failed "
-                            "(no fault, every op ok, no start()) logs no ERROR. Without it: unraised_error_logged is not checked",
+                            "raised is not logged at ERROR again, and a run where nothing "
+                            "failed (plain calls, each ok: oracles._nothing_failed) logs no "
+                            "ERROR. Without it: unraised_error_logged is not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a

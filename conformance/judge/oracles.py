@@ -1604,7 +1604,8 @@ def _log_op(run: Run, record: dict):
 def _nothing_failed(run: Run) -> bool:
     """Only plain verbs (``PLAIN_VERBS``), each ok; no component built
     infeasible, unready or to fail, none expected dead (``check_alive``
-    with ``expect=False``); the suite's healthy envs only (not the
+    with ``expect=False``), no with block whose body raised (the user's
+    error passes through its ``__exit__``); the suite's healthy envs only (not the
     one that fails, hangs or needs a helper: the catalog's ``env_id`` unset
     or CartPole)."""
     env = run.scenario.spec.get("env_id")
@@ -1613,6 +1614,7 @@ def _nothing_failed(run: Run) -> bool:
                     and not {"fail", "infeasible"} & set(r["op"].get("args", {}))
                     and r["op"].get("args", {}).get("ready", True) is not False
                     and r["op"].get("args", {}).get("expect", True) is not False
+                    and not r["op"].get("args", {}).get("body_raises")
                     for r in run.history.ops))
 
 
@@ -1702,15 +1704,15 @@ def poll_waits_its_timeout(run: Run) -> list[Finding]:
     not done within ``timeout``: a poll that returns None while an evaluation
     it could wait for is pending (submitted, its result not returned yet,
     the eval worker neither torn down nor hit by a fault since) has waited
-    its whole timeout, not returned early. Rests on the ``async_eval``
-    convention."""
+    its whole timeout, not returned early. A poll a signal was sent into is
+    ``interrupt_prompt``'s to judge. Rests on the ``async_eval`` convention."""
     out = []
     pending: dict = {}
     for r in run.history.ops:
         verb, comp = r["op"]["verb"], r["op"].get("target")
         if verb == "submit" and r["status"] == "ok":
             pending[comp] = r["i"]
-        elif verb == "poll" and r["status"] == "ok" and comp in pending:
+        elif verb == "poll" and r["status"] == "ok" and comp in pending and not r.get("interrupt"):
             ready = (r.get("result") or {}).get("ready")
             timeout = float(r["op"].get("args", {}).get("timeout", 0))
             if ready:

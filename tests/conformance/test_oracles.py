@@ -1511,3 +1511,21 @@ def test_an_evaluations_result_is_returned_once():
     assert "poll_returns_each_result_once" not in judge(run_of([submit, poll(1, True), poll(2, False)]))
     assert "poll_returns_each_result_once" not in judge(run_of(
         [submit, poll(1, True), end(2, "submit", "evaluator"), poll(3, True)]))
+
+
+def test_a_with_blocks_own_error_is_a_failure_the_run_may_log():
+    """with_block/*/*/<component>-body-raises: the user's error passes through
+    __exit__; logging it at ERROR there is not an error in a healthy run."""
+    ops = [end(0, "construct", "buffer"),
+           end(1, "teardown", "buffer", args={"via": "with", "body_raises": True},
+               result={"calls": []}),
+           {"phase": "log", "i": 1, "after": 1, "level": "ERROR", "logger": "impl.replay_buffer",
+            "message": "the with block raised: UserBlockError"}]
+    assert "unraised_error_logged" not in judge(run_of(ops))
+
+
+def test_a_poll_a_signal_was_sent_into_is_left_to_interrupt_prompt():
+    submit = end(0, "submit", "evaluator")
+    poll = {**end(1, "poll", "evaluator", args={"timeout": 30}, result={"ready": False},
+                  duration=0.3), "interrupt": {"signal": "SIGINT", "landed": True}}
+    assert "poll_waits_its_timeout" not in judge(run_of([submit, poll]))
