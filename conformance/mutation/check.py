@@ -27,8 +27,10 @@ def _verdict(outcomes: list) -> str:
         return "SURVIVED"
     return "killed" if all(o.killed for o in outcomes) else "UNKNOWN"
 
+
 def _runs_text(outcomes: list) -> str:
     return ", ".join(f"{o.verdict} [{','.join(o.oracles) or '-'}]" for o in outcomes)
+
 
 def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str,
                 reference: str = "the reference passes") -> str:
@@ -36,6 +38,7 @@ def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str,
     return (f"{key}  killed since by scenario {scenario}: the mutant applied to today's impl/"
             f"{moved} and the scenario run {len(outcomes)} times with `mutate check` ({when}): "
             f"{_runs_text(outcomes)}; {reference}")
+
 
 def _changed_line(module: str, original: str) -> int | None:
     """The first line (1-based) where ``module`` on disk (the mutant) differs
