@@ -257,9 +257,18 @@ def with_block(fixture, owner, comps=ALL):
     as any (actors dead, what they held back, no raise, within the bound);
     when the block's body raised, that error comes out of the ``with``
     statement, the component torn down all the same; a teardown after the
-    block changes nothing. The collector's on the ``impl`` owner too: the
+    block changes nothing. A buffer and the collector writing into it nest,
+    as users write them. The collector's on the ``impl`` owner too: the
     block's exit must not end the runtime the implementation started unless
     asked (``owned_runtime_kept``)."""
+    # as users nest them: `with RayReplayBuffer(...) as buffer, RayCollector(...,
+    # replay_buffer=buffer) as collector:` whose body raises: the collector's
+    # block exits first, then the buffer's, the error coming out of each
+    if "buffer" in comps:
+        yield make("with_block", fixture, owner, "buffer>collector-nested-body-raises", [
+            *build(fixture, ("buffer", "collector")), *warm_up(("collector",)),
+            op("teardown", "collector", via="with", body_raises=True), op("check_data", "buffer"),
+            op("teardown", "buffer", via="with", body_raises=True)], quick=True)
     for comp in comps:
         base = build(fixture, (comp,), buffer_mode=False)
         yield make("with_block", fixture, owner, comp, [

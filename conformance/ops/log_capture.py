@@ -47,18 +47,15 @@ class LogCapture(logging.Handler):
         self.write = write
         self.where = where  # () -> (running op index or None, last op index or None)
 
-    def _ours(self, name: str) -> bool:
-        return any(name == n or name.startswith(n + ".") for n in self.names)
-
     def emit(self, record: logging.LogRecord) -> None:
-        if self._ours(record.name):
-            try:
-                running, last = self.where()
-                self.write({"phase": "log", "i": running, "after": last,
-                            "level": record.levelname, "logger": record.name,
-                            "message": record.getMessage()[:MESSAGE_MAX]})
-            except Exception:  # noqa: BLE001 - the history closing: the record is not the user's
-                pass  # handleError would print a traceback that clean_stderr blames on them
+        # only the adapter's loggers (and their children) carry this handler
+        try:
+            running, last = self.where()
+            self.write({"phase": "log", "i": running, "after": last,
+                        "level": record.levelname, "logger": record.name,
+                        "message": record.getMessage()[:MESSAGE_MAX]})
+        except Exception:  # noqa: BLE001 - the history closing: the record is not the user's
+            pass  # handleError would print a traceback that clean_stderr blames on them
         last_resort = logging.lastResort
         if last_resort is not None and record.levelno >= last_resort.level \
                 and not _other_handler(record.name, self):

@@ -57,8 +57,13 @@ def test_the_view_read_before_the_kill_is_one_that_shows_the_actors_started(view
     assert release.wait(deadline=float("inf")) is False, "the kill is not shown yet: 1.5 free"
 
 
-def test_a_view_that_never_shows_the_start_is_read_at_the_bound(view):
-    view["free"]["a"]["CPU"] = 2.0
+def test_a_view_that_never_shows_the_start_is_read_until_the_bound(view, monkeypatch):
+    view["free"]["a"]["CPU"] = 2.0  # never shows the actors' 0.5 CPU taken
+    readings = []
+    monkeypatch.setattr(resources, "_free", lambda: readings.append(1) or {"a": {"CPU": 2.0}})
     release = resources.Release({"a": {"CPU": 0.5}}, deadline=float("inf"))
-    assert release.expected == {"a": {"CPU": 2.0}}
+    assert release.expected == {"a": {"CPU": 2.0}}  # capped: total - held + held
+    assert len(readings) > 1, "read again until SHOWN_WAIT ran out"
+    readings.clear()
     assert resources.Release({"a": {"CPU": 0.5}}, deadline=0.0).expected == {"a": {"CPU": 2.0}}
+    assert len(readings) == 1, "a teardown past its deadline reads the view once, no wait"
