@@ -309,6 +309,44 @@ def _capacity_zero_accepted(base):
     return Buffer
 
 
+def _draw_unchecked(actor, batch_size):
+    """Runs inside the buffer's actor (``__ray_call__``): rows drawn with no
+    check of the size asked or of the rows there are (numpy's own error for
+    an empty buffer, an empty batch for 0)."""
+    import numpy as np
+
+    index = np.random.randint(actor.length(), size=batch_size)
+    return {key: value[index] for key, value in (actor._storage or {}).items()}
+
+
+def _sample_unchecked(base):
+    class Buffer(base):
+        def sample(self, batch_size=None):
+            from impl import calls
+            from impl.batches import from_flat
+
+            self._check_open("sample")
+            size = self.batch_size if batch_size is None else batch_size  # "numpy checks it"
+            return from_flat(calls.get(calls.call(self._actors[0], "__ray_call__", _draw_unchecked, size)))
+
+    return Buffer
+
+
+def _interrupted_teardown_dropped(base):
+    class Evaluator(base):
+        def _run_teardown(self, deadline):
+            from impl import component
+
+            try:
+                super()._run_teardown(deadline)
+            finally:
+                # "a cut-short teardown is finished by the next shutdown() call": the
+                # record ray.shutdown() and the interpreter exit finish it from is dropped
+                component._INTERRUPTED.discard(self)
+
+    return Evaluator
+
+
 def _shutdown_ends_ray_by_default(base):
     class Collector(base):
         def shutdown(self, timeout=None, shutdown_ray=True):
@@ -1392,6 +1430,36 @@ REGRESSIONS = {r.id: r for r in (
         "impl/rollout.py:126 of tree 300f2f5, the episode's step count off by one)",
         (Catch("defaults/*/user/evaluator", "fail", ("eval_episode_consistent",)),),
         {"evaluator": _eval_steps_from_zero},
+    ),
+    Regression(
+        "sample-unchecked",
+        "the buffer's sample() hands its batch size to numpy unchecked: sample(0) returns an "
+        "empty batch, sample(2.5) fails inside the actor with numpy's TypeError, and a sample "
+        "of an empty buffer with numpy's 'high <= 0', which does not say the buffer is empty",
+        "argument checks left to the library below (mutation analysis: survivors "
+        "impl/replay_buffer.py:141 and impl/actors.py:71 of tree 300f2f5, a batch size of 0 or "
+        "2.5 accepted, the empty check moved)",
+        # data_kept cannot read the rows of the empty batch sample(0) returns: unknown
+        (Catch("call_arguments/*/user/buffer-sample", "fail", ("fails_clearly",),
+               may_be_unknown=("data_kept",)),),
+        {"buffer": _sample_unchecked},
+    ),
+    Regression(
+        "interrupted-teardown-dropped",
+        "the eval worker's teardown cut short by a Ctrl-C is kept only for the next shutdown() "
+        "call: the user's ray.shutdown() (and the interpreter exit) no longer finish it, so a "
+        "named, i.e. detached, worker outlives the driver",
+        "the interrupted teardown's record made local to the component (mutation analysis: "
+        "survivors impl/component.py:60-79 and :273 of tree 300f2f5, ray.shutdown()'s wrapper "
+        "and the interpreter-exit hook finishing nothing)",
+        (Catch("signals/multinode/user/named-evaluator-sigint-in-teardown>ray_shutdown", "fail",
+               ("no_actor_outlives_driver",)),
+         Catch("signals/multinode/user/named-evaluator-sigint-in-teardown-uncaught", "fail",
+               ("no_actor_outlives_driver",))),
+        {"evaluator": _interrupted_teardown_dropped},
+        # on local the driver's own runtime ends with the driver, the detached
+        # worker with it: both scenarios pass there (repro, 2026-11-28, one run each)
+        fixtures=("multinode",),
     ),
     Regression(
         "capacity-zero-accepted",

@@ -558,7 +558,9 @@ def construction_failure(fixture, owner, comps=ALL):
              ("evaluator", "unknown_env"),
              ("collector", "invalid:frames_per_batch"), ("collector", "invalid:total_frames"),
              ("collector", "invalid:sync_divisible"), ("collector", "invalid:num_collectors"),
-             ("buffer", "invalid:capacity"),
+             ("collector", "invalid:fractional_frames_per_batch"),
+             ("collector", "invalid:env_ids_count"),
+             ("buffer", "invalid:capacity"), ("buffer", "invalid:fractional_capacity"),
              *((c, "invalid:teardown_timeout") for c in ALL)]
     for comp, fail in cases:
         if comp not in comps:
@@ -576,6 +578,36 @@ def construction_failure(fixture, owner, comps=ALL):
     ops = [*build(fixture, ("collector",)), op("start", "collector", fail="no_buffer"),
            op("teardown", "collector")]
     yield make("construction_failure", fixture, owner, "start-without-buffer", ops)
+
+
+def call_arguments(fixture, owner, comps=ALL):
+    """A call given what it must refuse (a batch of 0 or 2.5 rows, an
+    evaluation of 0 or 2.5 steps, a sample of an empty buffer) raises a clear
+    error at once (``fails_clearly``: a sample of an empty buffer says it is
+    empty), changes nothing and harms nothing: the component stays alive and
+    works; the smallest valid argument (one row, one step) works. Quick on
+    multinode, the user's runtime: one component each, 3-5 s."""
+    if "buffer" in comps:
+        yield make("call_arguments", fixture, owner, "buffer-sample", [
+            op("construct", "buffer"), op("sample", "buffer", fail="empty"),
+            op("extend", "buffer", frames=1), op("sample", "buffer", batch_size=1),
+            op("sample", "buffer", batch_size=0, fail="invalid:batch_size"),
+            op("sample", "buffer", batch_size=2.5, fail="invalid:batch_size"),
+            op("check_data", "buffer"), alive_now("buffer"), op("sample", "buffer", batch_size=4),
+            op("teardown", "buffer")], quick=True)
+    if "evaluator" not in comps:
+        return
+    for steps, name in ((0, "zero"), (2.5, "fractional")):
+        yield make("call_arguments", fixture, owner, f"evaluator-submit-{name}-steps", [
+            op("construct", "evaluator"),
+            op("submit", "evaluator", fail="invalid:eval_max_steps"),
+            alive_now("evaluator"), op("teardown", "evaluator")],
+            spec={"eval_max_steps": steps}, quick=True)
+    # the smallest valid budget: an episode of exactly one step
+    yield make("call_arguments", fixture, owner, "evaluator-submit-one-step", [
+        op("construct", "evaluator"), op("submit", "evaluator"),
+        op("poll", "evaluator", timeout=30), op("teardown", "evaluator")],
+        spec={"eval_max_steps": 1}, quick=True)
 
 
 def interpreter_exit(fixture, owner, comps=ALL):
@@ -658,8 +690,15 @@ def signals(fixture, owner, comps=ALL):
     yield make("signals", fixture, owner, "named-evaluator-sigint-in-teardown>teardown", [
         *named, sig("teardown"), op("teardown", "evaluator"), op("teardown", "evaluator")],
         spec=SLOW_ENV, quick=True)
+    # the user catches the Ctrl-C and ends Ray instead: ray.shutdown() must
+    # finish the teardown first (a detached worker outlives the driver's Ray)
+    yield make("signals", fixture, owner, "named-evaluator-sigint-in-teardown>ray_shutdown", [
+        *named, sig("teardown"), op("teardown", "evaluator"), op("ray_shutdown")],
+        spec=SLOW_ENV, quick=True)
+    # or the program ends with it: the interpreter exit must finish it
     yield make("signals", fixture, owner, "named-evaluator-sigint-in-teardown-uncaught", [
-        *named, sig("teardown", caught=False), op("teardown", "evaluator")], spec=SLOW_ENV)
+        *named, sig("teardown", caught=False), op("teardown", "evaluator")], spec=SLOW_ENV,
+        quick=True)
     yield make("signals", fixture, owner, "named-evaluator-sigterm-in-teardown", [
         *named, sig("teardown", "SIGTERM"), op("teardown", "evaluator")], spec=SLOW_ENV)
 
@@ -742,6 +781,7 @@ FAMILIES = {
     "use_after_close": use_after_close,
     "named": named,
     "construction_failure": construction_failure,
+    "call_arguments": call_arguments,
     "defaults": defaults,
     "exit": interpreter_exit,
     "env_helper": env_helpers,

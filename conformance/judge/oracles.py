@@ -46,6 +46,11 @@ MISSING_WORDS = re.compile(r"does(?:n['’]?t| not) exist|\bnot found|\bcannot b
                            r"could(?:n['’]?t| not) find|\bnot (?:a )?registered|"
                            r"no registered env|unregistered|unknown env|unrecognized env|\bno such env",
                            re.I)
+#: how an error says that a buffer holds nothing to sample (``fail=empty``):
+#: the reference's "RayReplayBuffer is empty: nothing to sample"; numpy's
+#: "high <= 0" of an index drawn from no rows says nothing of the kind
+EMPTY_WORDS = re.compile(r"\bempty\b|nothing to sample|\bno (?:data|frames|rows|samples|transitions)\b",
+                         re.I)
 #: error types that by themselves say an env id is not registered (gymnasium's
 #: and old gym's), when the message names the env
 MISSING_ENV_TYPES = ("NameNotFound", "NamespaceNotFound", "VersionNotFound", "UnregisteredEnv")
@@ -1769,6 +1774,9 @@ def fails_clearly(run: Run) -> list[Finding]:
         elif args.get("fail") in ("unknown_env", "one_unknown_env") and not names_the_missing_env(e):
             out.append(at(r, f"raised {e['type']} without saying that env {UNKNOWN_ENV_ID!r} does not "
                              f"exist (the cause the user must fix): {e['message'][:200]}"))
+        elif args.get("fail") == "empty" and not EMPTY_WORDS.search(e["message"]):
+            out.append(at(r, f"raised {e['type']} without saying that the buffer is empty (what the "
+                             f"user must know): {e['message'][:200]}"))
         if not args.get("fail") and r["op"]["verb"] != "construct":
             continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK

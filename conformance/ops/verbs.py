@@ -207,7 +207,10 @@ def _construct_needs(op) -> set:
         out.add("actor_options")
     fail = a.get("fail") or ""
     if fail.startswith("invalid:"):  # a bad value of a field only such an adapter passes on
-        out |= {f for f in SPEC_FEATURES if f in BAD_ARGS[fail.split(":", 1)[1]]}
+        bad = BAD_ARGS[fail.split(":", 1)[1]]
+        out |= {f for f in SPEC_FEATURES if f in bad}
+        if isinstance(bad.get("env_id"), tuple):
+            out.add("per_actor_envs")
     return out
 
 
@@ -224,6 +227,12 @@ BAD_ARGS = {
     "sync_divisible": {"sync": True, "num_collectors": 2, "frames_per_batch": 63},
     "num_collectors": {"num_collectors": 0},
     "capacity": {"buffer_capacity": 0},
+    # a count that is not an integer (a user's `n / 4`): refused, never rounded or
+    # failing later inside an actor
+    "fractional_frames_per_batch": {"frames_per_batch": 2.5},
+    "fractional_capacity": {"buffer_capacity": 2.5},
+    # one env id per actor (feature per_actor_envs), one id too many
+    "env_ids_count": {"env_id": ("CartPole-v1",) * 3, "num_collectors": 2},
     # a negative teardown bound (feature teardown_timeout): 0 is a valid one
     "teardown_timeout": {"teardown_timeout": -1.0},
 }
@@ -604,13 +613,14 @@ def in_ray_call(ctx, op):
     return {"inside": found}
 
 
-@verb(IMPL, "sample a batch from the buffer (args: batch_size)",
-      api_script=lambda op, api: [f"data = buffer.sample({int(op.args.get('batch_size', 8))})",
+@verb(IMPL, "sample a batch from the buffer (args: batch_size, as given: a bad one too; "
+            "fail: empty or invalid:batch_size, the call must raise clearly)", _fails_on_purpose,
+      api_script=lambda op, api: [f"data = buffer.sample({op.args.get('batch_size', 8)!r})",
                                   "return f'numel={data.numel()}'"],
       use=Use("sample", lambda ctx, o: ctx.adapter.sample(o, 4), lambda api: "buffer.sample(4)"))
 def sample(ctx, op):
     """Records how many of the rows are ones nobody wrote (``samples.sampled_rows``)."""
-    data = ctx.adapter.sample(ctx.objects[op.target], int(op.args.get("batch_size", 8)))
+    data = ctx.adapter.sample(ctx.objects[op.target], op.args.get("batch_size", 8))
     return {"numel": int(data.numel()) if hasattr(data, "numel") else None,
             **sampled_rows(data)}
 
@@ -667,7 +677,8 @@ def check_data(ctx, op):
     return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
 
 
-@verb(IMPL, "submit an evaluation to the eval worker",
+@verb(IMPL, "submit an evaluation of at most spec.eval_max_steps steps to the eval worker "
+            "(args: fail: invalid:eval_max_steps, the call must raise clearly)", _fails_on_purpose,
       api_script=lambda op, api: None if api.submit is None else [api.submit],
       use=Use("submit", lambda ctx, o: ctx.adapter.submit(o, ctx.spec), lambda api: api.submit),
       walk=WalkRule(lambda m: [(2, "evaluator", {})] if m.usable("evaluator") else []))

@@ -73,7 +73,8 @@ def test_features_components_and_catalog(adapter):
     # every bad constructor argument of its collector is quick (#27): 3 of them new
     assert {f"construction_failure/multinode/user/collector-invalid-{a}" for a in (
         "frames_per_batch", "total_frames", "num_collectors")} <= ids
-    assert len(quick) == 42
+    # two more bad constructor arguments (#27): a fractional frames_per_batch, one env id too many
+    assert len(quick) == 44
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -162,7 +162,7 @@ def test_every_signal_is_armed_for_a_slow_call_after_it_and_one_that_ends_the_pr
                 signalled += 1
                 assert any(later.verb == o.args["during"] for later in s.ops[k + 1:]), s.id
                 assert s.spec["env_id"] == SLOW_ENV["env_id"], s.id
-    assert signalled == 32
+    assert signalled == 36
     with pytest.raises(ValueError, match="must be the last op"):
         check_interrupts([op("interrupt", signal="SIGTERM", during="iterate"),
                           op("iterate", "collector"), op("teardown", "collector")])
