@@ -296,6 +296,17 @@ def _eval_steps_from_zero(base):
     return Evaluator
 
 
+def _eval_budget_one_short(base):
+    class Evaluator(base):
+        def submit(self, weights, max_steps):
+            # `for step in range(1, max_steps)`: the episode stops a step short of
+            # its budget (a budget of one still runs its step: `max(1, ...)`)
+            ok = isinstance(max_steps, int) and not isinstance(max_steps, bool) and max_steps > 1
+            super().submit(weights, max_steps - 1 if ok else max_steps)
+
+    return Evaluator
+
+
 def _capacity_zero_accepted(base):
     class Buffer(base):
         def __init__(self, capacity, *args, **kwargs):
@@ -1460,6 +1471,16 @@ REGRESSIONS = {r.id: r for r in (
         # on local the driver's own runtime ends with the driver, the detached
         # worker with it: both scenarios pass there (repro, 2026-11-28, one run each)
         fixtures=("multinode",),
+    ),
+    Regression(
+        "eval-budget-one-short",
+        "the eval worker's episode stops one step short of the step budget submit() was given: "
+        "an evaluation in an env that never ends takes max_steps - 1 steps",
+        "an off-by-one episode loop (mutation analysis: survivors impl/rollout.py:126 and :129 "
+        "of tree 300f2f5, the loop's bound and its end condition)",
+        (Catch("call_arguments/*/user/evaluator-submit-steps-reached", "fail",
+               ("eval_episode_consistent",)),),
+        {"evaluator": _eval_budget_one_short},
     ),
     Regression(
         "capacity-zero-accepted",

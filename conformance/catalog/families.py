@@ -585,8 +585,9 @@ def call_arguments(fixture, owner, comps=ALL):
     evaluation of 0 or 2.5 steps, a sample of an empty buffer) raises a clear
     error at once (``fails_clearly``: a sample of an empty buffer says it is
     empty), changes nothing and harms nothing: the component stays alive and
-    works; the smallest valid argument (one row, one step) works. Quick on
-    multinode, the user's runtime: one component each, 3-5 s."""
+    works; the smallest valid argument (one row, one step) works, and a
+    step budget is honoured to the step. Quick on multinode, the user's
+    runtime: one component each, 3-5 s."""
     if "buffer" in comps:
         yield make("call_arguments", fixture, owner, "buffer-sample", [
             op("construct", "buffer"), op("sample", "buffer", fail="empty"),
@@ -608,6 +609,13 @@ def call_arguments(fixture, owner, comps=ALL):
         op("construct", "evaluator"), op("submit", "evaluator"),
         op("poll", "evaluator", timeout=30), op("teardown", "evaluator")],
         spec={"eval_max_steps": 1}, quick=True)
+    # a budget honoured to the step: in an env that never ends an episode (the
+    # slow one, 50 ms a step) the evaluation takes exactly eval_max_steps
+    # (eval_episode_consistent), not one fewer or more, nor ends at its first
+    yield make("call_arguments", fixture, owner, "evaluator-submit-steps-reached", [
+        op("construct", "evaluator"), op("submit", "evaluator"),
+        op("poll", "evaluator", timeout=30), op("teardown", "evaluator")],
+        spec={**SLOW_ENV, "eval_max_steps": 3}, quick=True)
 
 
 def interpreter_exit(fixture, owner, comps=ALL):
