@@ -108,7 +108,10 @@ def exhaustion(fixture, owner, comps=ALL):
     for sync in (False, True):
         ops = [*build(fixture, ("collector",), sync=sync), op("exhaust", "collector"),
                op("teardown", "collector"), op("use", "collector", call="iterate")]
-        yield make("exhaustion", fixture, owner, f"{_mode(sync)}", ops, quick=not sync)
+        # on the implementation's own runtime too: the teardown at total_frames
+        # must not end it (owned_runtime_kept), unasked, as the last holder
+        yield make("exhaustion", fixture, owner, f"{_mode(sync)}", ops, quick=not sync,
+                   impl_quick=not sync)
     # the smallest arguments the contract allows: batches of one frame, and a
     # budget of 0 (no batch at all: the iteration ends at once); a collector
     # whose count starts off by one, or that never reaches 0, shows only here
@@ -116,7 +119,8 @@ def exhaustion(fixture, owner, comps=ALL):
     for variant, spec in smallest:
         yield make("exhaustion", fixture, owner, variant, [
             *build(fixture, ("collector",)), op("exhaust", "collector"),
-            op("teardown", "collector")], spec=spec, quick=True)
+            op("teardown", "collector")], spec=spec, quick=True,
+            impl_quick=variant == "zero-budget")  # its end of iteration is the teardown
     if "buffer" not in comps:
         return
     yield make("exhaustion", fixture, owner, "buffer-of-one-row", [
