@@ -247,8 +247,11 @@ class RayCollector(RayComponent):
                 once no other component holds it.
         """
         error = self.error
-        if error is not None and not self._error_raised and self._closed_reason is None:
-            self._error_raised = True
+        with self._lock:  # two first calls at once: one reports it
+            report = error is not None and not self._error_raised and self._closed_reason is None
+            if report:
+                self._error_raised = True
+        if report:
             logger.error("RayCollector.shutdown(): the background work had stopped with an "
                          "error no call raised: %s (kept in .error)", _summary(error))
         self._teardown(timeout, shutdown_ray, "shutdown()")

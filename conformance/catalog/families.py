@@ -226,6 +226,14 @@ def env_error(fixture, owner, comps=ALL):
         op("teardown", "collector"), op("teardown", "collector"), op("check_data", "buffer"),
         op("teardown", "buffer")],
         spec={"total_frames": ENDLESS_IN_PRACTICE, **FAILING_ENV}, quick=True)
+    # the same, torn down from two threads at once (a user's finally and a
+    # signal handler): the error reported by one of the two calls, once
+    yield make("env_error", fixture, owner, "under-thread-unraised-concurrent", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("check_alive", "collector", expect=False, within=30.0),
+        op("teardown", "collector", concurrent=2), op("check_data", "buffer"),
+        op("teardown", "buffer")],
+        spec={"total_frames": ENDLESS_IN_PRACTICE, **FAILING_ENV})
     # the same, the collector left as a `with` block ends: the block's exit reports it
     yield make("env_error", fixture, owner, "under-thread-unraised-with-block", [
         *build(fixture, ("buffer", "collector")), op("start", "collector"),
