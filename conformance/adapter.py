@@ -55,6 +55,10 @@ FEATURES = {
                        "`__exit__`), and an error the block's body raised comes out of the "
                        "with statement (an __exit__ returning a true value swallows it). "
                        "Without it the scenarios that leave a with block are skipped",
+    "async_shutdown": "the collector has a coroutine teardown (`async_shutdown()`, as "
+                      "torchrl's collectors): awaiting it (Adapter.async_teardown) tears the "
+                      "collector down as shutdown() does, off the event loop's thread. Without "
+                      "it the scenarios that await it are skipped",
     "instances": "several components of one kind open at once, each make_* call a new, "
                  "independent one (two collectors into one buffer, two buffers, two eval "
                  "workers; docs/instances.md); without it the instances family is skipped",
@@ -263,6 +267,15 @@ class Adapter:
             obj.close()
         else:
             obj.shutdown()
+
+    async def async_teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
+        """Await the collector's coroutine teardown (``async_shutdown``), as
+        asyncio code does; the harness runs it with ``asyncio.run``. When it
+        returns, what ``teardown`` promises holds."""
+        if shutdown_ray:
+            await obj.async_shutdown(shutdown_ray=True)
+        else:
+            await obj.async_shutdown()
 
     def exit_block(self, component: str, obj, exc_type, exc, tb):
         """Leave a ``with`` block around the component (``context_manager``):

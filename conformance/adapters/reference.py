@@ -32,7 +32,7 @@ class ReferenceAdapter(Adapter):
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
-        "weights", "teardown_timeout", "context_manager",
+        "weights", "teardown_timeout", "context_manager", "async_shutdown",
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
         "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
@@ -164,6 +164,8 @@ class ReferenceAdapter(Adapter):
         if op.verb == "teardown":
             method = "close" if target == "buffer" else "shutdown"
             asks = "shutdown_ray=True" if a.get("shutdown_ray") else ""
+            if a.get("via") == "async":
+                return snippets.teardown_lines(f"asyncio.run({target}.async_shutdown({asks}))", op)
             return snippets.teardown_lines(f"{target}.{method}({asks})", op)
         if op.verb == "check_alive":
             return snippets.check_alive_lines(f"{target}.is_alive()", op)

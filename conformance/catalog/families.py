@@ -291,6 +291,20 @@ def with_block(fixture, owner, comps=ALL):
             op("teardown", comp)], quick=(comp == "buffer"))
 
 
+def async_teardown(fixture, owner, comps=ALL):
+    """The collector torn down as asyncio code does, by awaiting its
+    coroutine teardown (feature ``async_shutdown``, torchrl's name), judged
+    as any teardown (actors dead, what they held back, no raise, within the
+    bound); on the implementation's runtime, that runtime kept unless asked
+    (``owned_runtime_kept``); a ``shutdown()`` after it changes nothing."""
+    if "collector" not in comps:
+        return
+    yield make("async_teardown", fixture, owner, "collector", [
+        *build(fixture, ("collector",)), *warm_up(("collector",)),
+        op("teardown", "collector", via="async"), op("teardown", "collector")],
+        quick=True, impl_quick=True)
+
+
 ORDER_QUICK = (("ray", "collector", "buffer", "evaluator"),
                ("collector", "ray", "buffer", "evaluator"),
                ("collector", "buffer", "evaluator", "ray"))
@@ -794,6 +808,7 @@ FAMILIES = {
     "background": background,
     "double_close": double_close,
     "with_block": with_block,
+    "async_teardown": async_teardown,
     "order": order,
     "restart": user_restart,
     "killed": killed,

@@ -1132,13 +1132,26 @@ def interrupt(ctx, op):
 
 # -- teardown and the user's Ray ----------------------------------------------------
 
-def _call_teardown(ctx, target, obj, shutdown_ray, block=None):
-    """One teardown call: the adapter's, or (``block``: whether the body
-    raises) leaving a ``with`` block (``conformance.ops.with_block``)."""
+def _call_teardown(ctx, target, obj, shutdown_ray, block=None, via=None):
+    """One teardown call: the adapter's, awaiting its coroutine teardown
+    (``via="async"``, in an event loop of its own), or (``block``: whether the
+    body raises) leaving a ``with`` block (``conformance.ops.with_block``)."""
     t0 = time.monotonic()
     body = None
     try:
-        if block is None:
+        if via == "async":
+            import asyncio
+
+            # the awaiting code's loop goes on after it, as a service's does:
+            # asyncio.run() would also wait for the loop's worker threads at its
+            # end, and so pass a teardown handed to one and never awaited
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(
+                    ctx.adapter.async_teardown(kind_of(target), obj, shutdown_ray=shutdown_ray))
+            finally:
+                loop.close()  # its worker threads are not waited for
+        elif block is None:
             ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
         else:
             from conformance.ops.with_block import leave_with_block
@@ -1159,15 +1172,22 @@ def _call_teardown(ctx, target, obj, shutdown_ray, block=None):
     }
 
 
+#: how a teardown op tears down (``via``), and the feature each form needs
+TEARDOWN_FORMS = {"with": "context_manager", "async": "async_shutdown"}
+
+
 def _teardown_needs(op) -> tuple:
+    via = op.args.get("via")
     return (("shutdown_ray",) if op.args.get("shutdown_ray") else ()) + \
-        (("context_manager",) if op.args.get("via") == "with" else ())
+        ((TEARDOWN_FORMS[via],) if via else ())
 
 
 def _teardown_header(ops) -> list:
     from conformance.ops.with_block import leave_with_block
 
-    return [leave_with_block] if any(o.args.get("via") == "with" for o in ops) else []
+    forms = {o.args.get("via") for o in ops}
+    return ([leave_with_block] if "with" in forms else []) + \
+        (["import asyncio"] if "async" in forms else [])
 
 
 def _teardown_deadline(op, adapter, spec) -> float:
@@ -1192,7 +1212,8 @@ def _first_bad_call(result) -> dict | None:
 
 @verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray; "
             "via='with': leave a `with component:` block instead, whose body raises the "
-            "user's own error if body_raises)",
+            "user's own error if body_raises; via='async': await the collector's coroutine "
+            "teardown, asyncio.run(collector.async_shutdown()))",
       needs=_teardown_needs, script_header=_teardown_header,
       deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True,
       inner_error=_first_bad_call,
@@ -1205,7 +1226,10 @@ def teardown(ctx, op):
     there, not in the op's probe after both."""
     obj = ctx.objects[op.target]
     shutdown_ray = bool(op.args.get("shutdown_ray", False))
-    block = bool(op.args.get("body_raises", False)) if op.args.get("via") == "with" else None
+    via = op.args.get("via")
+    if via is not None and via not in TEARDOWN_FORMS:
+        raise HarnessError(f"teardown(via={via!r}): no such teardown form; the scenario is wrong")
+    block = bool(op.args.get("body_raises", False)) if via == "with" else None
     if block is not None and shutdown_ray:
         raise HarnessError("teardown(via='with') with shutdown_ray: leaving a with block "
                            "cannot ask to end Ray; the scenario is wrong")
@@ -1215,14 +1239,14 @@ def teardown(ctx, op):
     calls = []
     for _ in range(times):
         if not in_thread:
-            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray, block))
+            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray, block, via))
             continue
         results = [None] * concurrent
         barrier = threading.Barrier(concurrent)
 
         def run(k):
             barrier.wait()
-            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray, block)
+            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray, block, via)
             if concurrent > 1:  # the op's probe comes after every call returned
                 results[k]["at_return"] = ctx.call_return_reading(op.target)
 
