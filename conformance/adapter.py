@@ -115,12 +115,18 @@ FEATURES = {
                             "raised is not logged at ERROR again, and a run where nothing "
                             "failed (plain calls, each ok: oracles._nothing_failed) logs no "
                             "ERROR. Without it: unraised_error_logged is not checked",
+    "quiet_when_healthy": "a run where nothing failed and nothing was refused (plain calls, "
+                          "each ok, background work included, no shutdown_ray asked: "
+                          "oracles._healthy) logs no WARNING under the loggers "
+                          "Adapter.log_names names. Without it: quiet_when_healthy is not "
+                          "checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-               "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors")
+               "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
+               "quiet_when_healthy")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'

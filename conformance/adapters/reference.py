@@ -36,6 +36,7 @@ class ReferenceAdapter(Adapter):
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
         "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
+        "quiet_when_healthy",
     })
     teardown_bound = 10.0
     log_names = ("impl",)

@@ -90,6 +90,9 @@ CONVENTIONS = {c.feature: c for c in (
     Convention("logs_unraised_errors", {
         "unraised_error_logged": lambda op, s: True,
     }),
+    Convention("quiet_when_healthy", {
+        "quiet_when_healthy": lambda op, s: True,
+    }),
 )}
 
 

@@ -26,6 +26,7 @@ from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, Hi
 from conformance.ops.runtime_watch import session_of
 from conformance.ops.verbs import HARNESS, UNKNOWN_ENV_ID, VERBS
 from conformance.ops.scenario import Scenario
+from conformance.ops.targets import kind_of
 from fixtures.watchdog import WATCHDOG_LINE
 
 LIVE_STATES = {"ALIVE", "PENDING_CREATION", "RESTARTING", "DEPENDENCIES_UNREADY"}
@@ -1606,7 +1607,7 @@ def _log_op(run: Run, record: dict):
     return run.history.ends.get(i) if i is not None else None
 
 
-def _nothing_failed(run: Run) -> bool:
+def _nothing_failed(run: Run, verbs: tuple = PLAIN_VERBS) -> bool:
     """Only plain verbs (``PLAIN_VERBS``), each ok; no component built
     infeasible, unready or to fail, none expected dead (``check_alive``
     with ``expect=False``), no with block whose body raised (the user's
@@ -1615,7 +1616,7 @@ def _nothing_failed(run: Run) -> bool:
     or CartPole)."""
     env = run.scenario.spec.get("env_id")
     return (env in (None, "CartPole-v1")
-            and all(r["op"]["verb"] in PLAIN_VERBS and r["status"] == "ok"
+            and all(r["op"]["verb"] in verbs and r["status"] == "ok"
                     and not {"fail", "infeasible"} & set(r["op"].get("args", {}))
                     and r["op"].get("args", {}).get("ready", True) is not False
                     and r["op"].get("args", {}).get("expect", True) is not False
@@ -1682,6 +1683,51 @@ def unraised_error_logged(run: Run) -> list[Finding]:
         elif raised is None and len(by_teardowns) > 1:
             out.append(at(first, f": the unraised background error was logged at ERROR "
                                  f"{len(by_teardowns)} times by the teardowns, not once"))
+    return out
+
+
+def _healthy(run: Run) -> bool:
+    """Nothing failed (``_nothing_failed``), background work allowed, and
+    nothing asked that the implementation may rightly warn it does not do:
+    no ``shutdown_ray`` (ignored on a runtime the user started), no buffer
+    torn down before a collector started into it had stopped (its thread's
+    writes then fail)."""
+    if not _nothing_failed(run, PLAIN_VERBS + ("start",)):
+        return False
+    if any(r["op"].get("args", {}).get("shutdown_ray") for r in run.history.ops):
+        return False
+    started = {r["op"]["target"] for r in run.op_records("start")}
+    stopped: set = set()
+    for r in run.history.ops:
+        if r["op"]["verb"] != "teardown":
+            continue
+        if kind_of(r["op"]["target"]) == "buffer" and started - stopped:
+            return False
+        stopped.add(r["op"]["target"])
+    return True
+
+
+def quiet_when_healthy(run: Run) -> list[Finding]:
+    """A run where nothing failed and nothing was refused (``_healthy``:
+    plain calls on healthy components, each ok, background work included)
+    logs no WARNING: a warning on every normal teardown (a thread "not
+    stopped in time" that was, a note about a request nobody made) buries
+    the ones that matter. Read from what the implementation logged in the
+    driver (``conformance.ops.log_capture``); ERROR is
+    ``unraised_error_logged``'s. Rests on the ``quiet_when_healthy``
+    convention."""
+    if run.features is not None and "quiet_when_healthy" not in run.features:
+        return []  # its findings tied to no op too: judged only under the convention
+    if not _healthy(run):
+        return []
+    out = []
+    for rec in run.history.logs:
+        if rec.get("level") != "WARNING":
+            continue
+        r = _log_op(run, rec)
+        text = (f"logged a WARNING ({rec.get('logger')}: {str(rec.get('message'))[:200]}) in a "
+                "run where nothing failed and nothing was refused")
+        out.append(at(r, f": {text}") if r is not None else in_run(text))
     return out
 
 
@@ -2025,7 +2071,7 @@ ORACLES = {
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, liveness_reports_death, errors_surface,
-        unraised_error_logged, calls_within_timeout, poll_waits_its_timeout,
+        unraised_error_logged, quiet_when_healthy, calls_within_timeout, poll_waits_its_timeout,
         poll_returns_each_result_once, fails_clearly,
         weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,

@@ -1454,6 +1454,35 @@ def test_a_run_where_nothing_failed_logs_no_error():
     assert "unraised_error_logged" not in judge(run_of(never_scheduled))
 
 
+def test_a_healthy_run_logs_no_warning():
+    def warning(i, message="background thread did not stop in time"):
+        return {"phase": "log", "i": i, "after": i, "level": "WARNING", "logger": "impl.component",
+                "message": message}
+
+    built = [end(0, "construct", "buffer"), end(1, "construct", "collector"),
+             end(2, "start", "collector")]
+    plain = [*built, end(3, "teardown", "collector", result={"calls": []}),
+             end(4, "teardown", "buffer", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of(plain))
+    assert judge(run_of([*plain, warning(3)]))["quiet_when_healthy"] == [
+        "op 3 (teardown collector): logged a WARNING (impl.component: background thread did not "
+        "stop in time) in a run where nothing failed and nothing was refused"]
+    # an ERROR is unraised_error_logged's, not this oracle's
+    assert "quiet_when_healthy" not in judge(run_of([*plain, {**warning(3), "level": "ERROR"}]))
+    # what may rightly warn: shutdown_ray asked (ignored on the user's runtime), the
+    # buffer closed under the thread still writing into it, a kill
+    asked = [*built, end(3, "teardown", "collector", args={"shutdown_ray": True},
+                         result={"calls": []}), end(4, "teardown", "buffer", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of([*asked, warning(3)]))
+    under = [*built, end(3, "teardown", "buffer", result={"calls": []}),
+             end(4, "teardown", "collector", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of([*under, warning(4)]))
+    killed = [*built, end(3, "kill", "collector"),
+              end(4, "teardown", "collector", result={"calls": []}),
+              end(5, "teardown", "buffer", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of([*killed, warning(4)]))
+
+
 def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_pending():
     def poll(i, ready, duration, timeout=30):
         return end(i, "poll", "evaluator", args={"timeout": timeout}, result={"ready": ready},
