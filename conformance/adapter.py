@@ -57,8 +57,8 @@ FEATURES = {
                        "Without it the scenarios that leave a with block are skipped",
     "async_shutdown": "the collector has a coroutine teardown (`async_shutdown()`, as "
                       "torchrl's collectors): awaiting it (Adapter.async_teardown) tears the "
-                      "collector down as shutdown() does, off the event loop's thread. Without "
-                      "it the scenarios that await it are skipped",
+                      "collector down as shutdown() does, by the time the await returns. "
+                      "Without it the scenarios that await it are skipped",
     "instances": "several components of one kind open at once, each make_* call a new, "
                  "independent one (two collectors into one buffer, two buffers, two eval "
                  "workers; docs/instances.md); without it the instances family is skipped",
@@ -90,9 +90,14 @@ FEATURES = {
     "async_eval": "the eval worker's submit(weights, max_steps) starts an evaluation and "
                   "returns at once; poll(timeout) returns its result, once, or None when it "
                   "is not done within timeout (having waited it) or nothing is pending. "
-                  "Without it (the adapter emulates submit): use_after_close_clear_error of "
-                  "submit() after teardown, poll_waits_its_timeout and "
-                  "poll_returns_each_result_once are not checked",
+                  "A step budget it cannot run (0, 2.5) is refused by submit() itself, at "
+                  "once. Without it (the adapter emulates submit): use_after_close_clear_error "
+                  "of submit() after teardown, poll_waits_its_timeout, "
+                  "poll_returns_each_result_once and fails_clearly of a refused budget are not "
+                  "checked (the eval worker's constructor may refuse it instead)",
+    "num_collectors": "the collector takes the number of its actors (num_collectors) apart "
+                      "from its env ids: a list of one id per actor of another length is "
+                      "refused. Without it: fails_clearly of that case is not checked",
     "transition_batches": "a batch the collector yields is a TensorDict of env steps in "
                           "torchrl's layout: observation and ('next', 'observation') rows of "
                           "one shape, ('next', 'reward'), ('next', 'done'), "
@@ -126,7 +131,7 @@ FEATURES = {
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-               "quiet_when_healthy")
+               "quiet_when_healthy", "num_collectors")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'
@@ -276,7 +281,8 @@ class Adapter:
 
     async def async_teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
         """Await the collector's coroutine teardown (``async_shutdown``), as
-        asyncio code does; the harness runs it with ``asyncio.run``. When it
+        asyncio code does; the harness runs it in an event loop that goes on
+        after it (``conformance.ops.coroutine_teardown``). When the await
         returns, what ``teardown`` promises holds."""
         if shutdown_ray:
             await obj.async_shutdown(shutdown_ray=True)
@@ -312,8 +318,9 @@ class Adapter:
         else:
             collector.update_policy_weights_(weights, worker_ids=workers)
 
-    def sample(self, buffer, batch_size: int):
-        """``batch_size`` rows drawn from the buffer, as a TensorDict (or a
+    def sample(self, buffer, batch_size):
+        """``batch_size`` rows drawn from the buffer (passed on as given: the
+        ``call_arguments`` family gives 0 and 2.5, which must be refused), as a TensorDict (or a
         mapping of arrays, nested for ``("next", ...)``, the row first) with
         ``("next", "reward")`` and, where the buffer keeps them,
         ``observation`` and ``("next", "observation")``: ``data_kept`` reads

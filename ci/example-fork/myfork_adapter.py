@@ -26,7 +26,7 @@ class MyForkAdapter(Adapter):
                           "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
                           "batch_size", "sync_division", "async_eval", "transition_batches",
                           "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-                          "quiet_when_healthy",
+                          "quiet_when_healthy", "num_collectors",
                           "teardown_timeout", "weights", "context_manager",
                           "async_shutdown"})  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)

@@ -36,7 +36,7 @@ class ReferenceAdapter(Adapter):
         # the conventions (conformance.judge.conventions): every one
         "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
         "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-        "quiet_when_healthy",
+        "quiet_when_healthy", "num_collectors",
     })
     teardown_bound = 10.0
     log_names = ("impl",)
@@ -166,7 +166,8 @@ class ReferenceAdapter(Adapter):
             method = "close" if target == "buffer" else "shutdown"
             asks = "shutdown_ray=True" if a.get("shutdown_ray") else ""
             if a.get("via") == "async":
-                return snippets.teardown_lines(f"asyncio.run({target}.async_shutdown({asks}))", op)
+                return snippets.teardown_lines(
+                    f"await_in_a_running_loop({target}.async_shutdown({asks}))", op)
             return snippets.teardown_lines(f"{target}.{method}({asks})", op)
         if op.verb == "check_alive":
             return snippets.check_alive_lines(f"{target}.is_alive()", op)

@@ -416,6 +416,14 @@ def killed(fixture, owner, comps=ALL):
     if "evaluator" in comps:
         yield evaluator_step_hang(fixture, owner)
     yield from short_bound(fixture, owner, comps)
+    # Actors the user made restartable (the actor option max_restarts, for
+    # fault tolerance): the teardown's kill must be for good (ray.kill's
+    # no_restart), or Ray brings them back after it (RESTARTING, then ALIVE:
+    # a restart took 1.0-1.8 s here, STAYS_DEAD)
+    for comp in comps:
+        yield make("killed", fixture, owner, f"{comp}-max_restarts>teardown", [
+            *build(fixture, (comp,), extra={comp: {"restarts": 2}}), *warm_up((comp,)),
+            op("teardown", comp)], quick=(comp == "collector"))
     for comp in comps:
         yield make("killed", fixture, owner, f"{comp}-never-scheduled>teardown", [
             op("construct", comp, infeasible=True, ready=False),

@@ -33,9 +33,23 @@ def _collects(op) -> bool:
     return op.verb in ("iterate", "exhaust") and kind_of(op.target) == "collector"
 
 
-def _refuses(what: str) -> Callable:
-    """The constructor the scenario expects to refuse ``what`` (``fail=invalid:...``)."""
-    return lambda op, scenario: op.verb == "construct" and op.args.get("fail") == f"invalid:{what}"
+def _refuses(*what: str) -> Callable:
+    """The constructor the scenario expects to refuse one of ``what`` (``fail=invalid:...``)."""
+    return lambda op, scenario: op.verb == "construct" and op.args.get("fail") in {
+        f"invalid:{w}" for w in what}
+
+
+def _refuses_budget(op, scenario) -> bool:
+    """A submit the scenario expects to refuse its step budget."""
+    return op.verb == "submit" and op.args.get("fail") == "invalid:eval_max_steps"
+
+
+def _builds_for_a_refused_budget(op, scenario) -> bool:
+    """The eval worker's constructor in a scenario whose submit must refuse
+    the step budget: an implementation that takes the budget at construction
+    (no ``async_eval``: RLlib's evaluation_duration) refuses it there."""
+    return op.verb == "construct" and kind_of(op.target) == "evaluator" and any(
+        _refuses_budget(o, scenario) for o in scenario.ops)
 
 
 def _endless(scenario) -> bool:
@@ -65,7 +79,7 @@ CONVENTIONS = {c.feature: c for c in (
     Convention("batch_size", {
         "batch_counts": lambda op, s: op.verb == "exhaust",
         "batch_sizes": lambda op, s: _collects(op),
-        "fails_clearly": _refuses("frames_per_batch"),
+        "fails_clearly": _refuses("frames_per_batch", "fractional_frames_per_batch"),
     }),
     Convention("sync_division", {
         "batch_counts": lambda op, s: _collects(op) and _collector_is_sync(s),
@@ -77,6 +91,10 @@ CONVENTIONS = {c.feature: c for c in (
         and op.args.get("call") == "submit",
         "poll_waits_its_timeout": lambda op, s: op.verb == "poll",
         "poll_returns_each_result_once": lambda op, s: op.verb == "poll",
+        "fails_clearly": _refuses_budget,
+    }, may_refuse=_builds_for_a_refused_budget),
+    Convention("num_collectors", {
+        "fails_clearly": _refuses("env_ids_count"),
     }),
     Convention("transition_batches", {
         "batches_hold_steps": lambda op, s: _collects(op),

@@ -1820,7 +1820,9 @@ def fails_clearly(run: Run) -> list[Finding]:
         elif args.get("fail") in ("unknown_env", "one_unknown_env") and not names_the_missing_env(e):
             out.append(at(r, f"raised {e['type']} without saying that env {UNKNOWN_ENV_ID!r} does not "
                              f"exist (the cause the user must fix): {e['message'][:200]}"))
-        elif args.get("fail") == "empty" and not EMPTY_WORDS.search(e["message"]):
+        elif args.get("fail") == "empty" and not any(
+                EMPTY_WORDS.search(line) for line in e["message"].splitlines()
+                if line and not line[0].isspace()):  # not a traceback's quoted source
             out.append(at(r, f"raised {e['type']} without saying that the buffer is empty (what the "
                              f"user must know): {e['message'][:200]}"))
         if not args.get("fail") and r["op"]["verb"] != "construct":

@@ -203,7 +203,8 @@ def _construct_needs(op) -> set:
             out.add("per_actor_envs")
     if a.get("named"):
         out.add("named_evaluator")
-    if a.get("infeasible") or a.get("fill"):  # a request no node meets, or its CPUs
+    if a.get("infeasible") or a.get("fill") or a.get("restarts"):  # a request no node meets,
+        # its CPUs, or actors Ray restarts
         out.add("actor_options")
     fail = a.get("fail") or ""
     if fail.startswith("invalid:"):  # a bad value of a field only such an adapter passes on
@@ -265,6 +266,8 @@ def _spec_for(ctx, op):
         actors = spec.num_collectors if kind == "collector" else 1
         resources[kind] = {**resources.get(kind, {}),
                            "num_cpus": ctx.node_cpus(a.get("place")) / actors}
+    if a.get("restarts"):  # Ray restarts a dead actor that many times, unless killed for good
+        resources[kind] = {**resources.get(kind, {}), "max_restarts": int(a["restarts"])}
     changes = {"resources": resources}
     if "sync" in a:
         changes["sync"] = bool(a["sync"])
@@ -318,7 +321,8 @@ def _policy_helpers(ops) -> list:
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
             "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
             "instance's, fill: its actors take all the CPUs of their node, policy: "
-            "\"module\", a collector running conformance.policies.CartPolePolicy)", _may_fail,
+            "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
+            "actors created with max_restarts=N)", _may_fail,
       needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True, builds=True,
@@ -1134,23 +1138,16 @@ def interrupt(ctx, op):
 
 def _call_teardown(ctx, target, obj, shutdown_ray, block=None, via=None):
     """One teardown call: the adapter's, awaiting its coroutine teardown
-    (``via="async"``, in an event loop of its own), or (``block``: whether the
+    (``via="async"``, ``conformance.ops.coroutine_teardown``), or (``block``: whether the
     body raises) leaving a ``with`` block (``conformance.ops.with_block``)."""
     t0 = time.monotonic()
     body = None
     try:
         if via == "async":
-            import asyncio
+            from conformance.ops.coroutine_teardown import await_in_a_running_loop
 
-            # the awaiting code's loop goes on after it, as a service's does:
-            # asyncio.run() would also wait for the loop's worker threads at its
-            # end, and so pass a teardown handed to one and never awaited
-            loop = asyncio.new_event_loop()
-            try:
-                loop.run_until_complete(
-                    ctx.adapter.async_teardown(kind_of(target), obj, shutdown_ray=shutdown_ray))
-            finally:
-                loop.close()  # its worker threads are not waited for
+            await_in_a_running_loop(
+                ctx.adapter.async_teardown(kind_of(target), obj, shutdown_ray=shutdown_ray))
         elif block is None:
             ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
         else:
@@ -1183,11 +1180,12 @@ def _teardown_needs(op) -> tuple:
 
 
 def _teardown_header(ops) -> list:
+    from conformance.ops.coroutine_teardown import await_in_a_running_loop
     from conformance.ops.with_block import leave_with_block
 
     forms = {o.args.get("via") for o in ops}
     return ([leave_with_block] if "with" in forms else []) + \
-        (["import asyncio"] if "async" in forms else [])
+        ([await_in_a_running_loop] if "async" in forms else [])
 
 
 def _teardown_deadline(op, adapter, spec) -> float:
@@ -1213,7 +1211,7 @@ def _first_bad_call(result) -> dict | None:
 @verb(IMPL, "shutdown/close a component (args: times, thread, concurrent, shutdown_ray; "
             "via='with': leave a `with component:` block instead, whose body raises the "
             "user's own error if body_raises; via='async': await the collector's coroutine "
-            "teardown, asyncio.run(collector.async_shutdown()))",
+            "teardown, collector.async_shutdown(), in an event loop that goes on after it)",
       needs=_teardown_needs, script_header=_teardown_header,
       deadline=_teardown_deadline, probes_actors=True, settles=True, releases=True,
       inner_error=_first_bad_call,

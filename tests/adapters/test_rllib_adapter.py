@@ -84,7 +84,8 @@ def test_features_components_and_catalog(adapter):
     # named-evaluator signals (need named_evaluator)
     # and the collector's coroutine teardown (async_shutdown: RLlib has none), two owners;
     # a second named worker of a taken name on the implementation's runtime (named_evaluator)
-    assert (len(quick), len(skipped)) == (72, 20)
+    # and a collector whose actors are restartable (max_restarts, an actor option)
+    assert (len(quick), len(skipped)) == (73, 20)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

@@ -64,6 +64,8 @@ def test_features_components_and_catalog(adapter):
         # nor has it a coroutine teardown
         "async_teardown/multinode/user/collector": ["async_shutdown"],
         "async_teardown/multinode/impl/collector": ["async_shutdown"],
+        # nor does it take actor options (max_restarts)
+        "killed/multinode/user/collector-max_restarts>teardown": ["actor_options"],
     }
     # the weights family's two quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped: in the count, not in skipped
@@ -78,8 +80,9 @@ def test_features_components_and_catalog(adapter):
         "frames_per_batch", "total_frames", "num_collectors")} <= ids
     # #27: two more bad constructor arguments (a fractional frames_per_batch, one env id too
     # many) and two exhaustions on the implementation's own runtime
-    # and the collector's coroutine teardown (async_shutdown), two owners
-    assert len(quick) == 48
+    # and the collector's coroutine teardown (async_shutdown), two owners, and a
+    # collector with restartable actors
+    assert len(quick) == 49
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -49,6 +49,34 @@ def test_a_constructor_that_cannot_refuse_is_not_judged_for_it_only():
     assert judge(run_of([zero], features=without("batch_size"))) == {}
 
 
+def test_a_refusal_the_implementation_has_no_argument_for_is_not_judged():
+    # a fractional frames_per_batch rests on batch_size, as the integer one does
+    half = end(0, "construct", "collector", args={"fail": "invalid:fractional_frames_per_batch"})
+    assert "fails_clearly" in judge(run_of([half], features=ALL))
+    assert judge(run_of([half], features=without("batch_size"))) == {}
+    # one env id too many: only a collector that takes num_collectors apart can refuse it
+    ids = end(0, "construct", "collector", args={"fail": "invalid:env_ids_count"})
+    assert "fails_clearly" in judge(run_of([ids], features=ALL))
+    assert judge(run_of([ids], features=without("num_collectors"))) == {}
+    # a step budget of 0: submit refuses it with async_eval; without it (RLlib takes
+    # the budget at construction) the constructor may refuse it, no setup-error
+    accepted = [end(0, "construct", "evaluator"),
+                end(1, "submit", "evaluator", args={"fail": "invalid:eval_max_steps"})]
+    assert judge(run_of(accepted, spec={"eval_max_steps": 0}, features=ALL))["fails_clearly"] == [
+        "op 1 (submit evaluator) with invalid:eval_max_steps did not raise"]
+    assert judge(run_of(accepted, spec={"eval_max_steps": 0},
+                        features=without("async_eval"))) == {}
+    refused = [end(0, "construct", "evaluator", status="raised",
+                   error=err("builtins.ValueError", "evaluation_duration must be >= 1")),
+               end(1, "submit", "evaluator", status="skipped",
+                   args={"fail": "invalid:eval_max_steps"},
+                   result={"reason": "no evaluator: never built"})]
+    assert decide(run_of(refused, spec={"eval_max_steps": 0},
+                         features=without("async_eval"))).verdict == "pass"
+    assert decide(run_of(refused, spec={"eval_max_steps": 0},
+                         features=ALL)).verdict == "setup-error"
+
+
 def test_no_frame_budget_leaves_the_collector_up_after_exhaustion_unchecked():
     exhausted = end(0, "exhaust", "collector", result={"batches": 8, "frames": 512},
                     probe={"actors": {"collector": {"c1": {"state": "ALIVE"}}}})
