@@ -1136,25 +1136,27 @@ def interrupt(ctx, op):
 
 # -- teardown and the user's Ray ----------------------------------------------------
 
-def _call_teardown(ctx, target, obj, shutdown_ray, block=None, via=None):
-    """One teardown call: the adapter's, awaiting its coroutine teardown
-    (``via="async"``, ``conformance.ops.coroutine_teardown``), or (``block``: whether the
-    body raises) leaving a ``with`` block (``conformance.ops.with_block``)."""
+def _call_teardown(ctx, target, obj, shutdown_ray, via=None, body_raises=False):
+    """One teardown call in the form ``via`` (``TEARDOWN_FORMS``): the
+    adapter's; awaiting its coroutine teardown (``"async"``,
+    ``conformance.ops.coroutine_teardown``); or leaving a ``with`` block
+    (``"with"``, ``conformance.ops.with_block``) whose body raises if
+    ``body_raises``."""
     t0 = time.monotonic()
     body = None
+    kind = kind_of(target)
     try:
         if via == "async":
             from conformance.ops.coroutine_teardown import await_in_a_running_loop
 
-            await_in_a_running_loop(
-                ctx.adapter.async_teardown(kind_of(target), obj, shutdown_ray=shutdown_ray))
-        elif block is None:
-            ctx.adapter.teardown(kind_of(target), obj, shutdown_ray=shutdown_ray)
-        else:
+            await_in_a_running_loop(ctx.adapter.async_teardown(kind, obj, shutdown_ray=shutdown_ray))
+        elif via == "with":
             from conformance.ops.with_block import leave_with_block
 
-            kind = kind_of(target)
-            body = leave_with_block(lambda *exc: ctx.adapter.exit_block(kind, obj, *exc), block)
+            body = leave_with_block(lambda *exc: ctx.adapter.exit_block(kind, obj, *exc),
+                                    body_raises)
+        else:
+            ctx.adapter.teardown(kind, obj, shutdown_ray=shutdown_ray)
         status, error = "ok", None
     except BaseException as exc:  # noqa: BLE001 - the history records everything
         if ctx.interrupts is not None and ctx.interrupts.interrupting(exc):
@@ -1227,8 +1229,8 @@ def teardown(ctx, op):
     via = op.args.get("via")
     if via is not None and via not in TEARDOWN_FORMS:
         raise HarnessError(f"teardown(via={via!r}): no such teardown form; the scenario is wrong")
-    block = bool(op.args.get("body_raises", False)) if via == "with" else None
-    if block is not None and shutdown_ray:
+    body_raises = bool(op.args.get("body_raises", False))
+    if via == "with" and shutdown_ray:
         raise HarnessError("teardown(via='with') with shutdown_ray: leaving a with block "
                            "cannot ask to end Ray; the scenario is wrong")
     times = int(op.args.get("times", 1))
@@ -1237,14 +1239,14 @@ def teardown(ctx, op):
     calls = []
     for _ in range(times):
         if not in_thread:
-            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray, block, via))
+            calls.append(_call_teardown(ctx, op.target, obj, shutdown_ray, via, body_raises))
             continue
         results = [None] * concurrent
         barrier = threading.Barrier(concurrent)
 
         def run(k):
             barrier.wait()
-            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray, block, via)
+            results[k] = _call_teardown(ctx, op.target, obj, shutdown_ray, via, body_raises)
             if concurrent > 1:  # the op's probe comes after every call returned
                 results[k]["at_return"] = ctx.call_return_reading(op.target)
 
