@@ -50,6 +50,12 @@ FEATURES = {
                         "a negative one is refused at construction. Without it the scenarios "
                         "that give a bound, or an invalid one, are skipped",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "minimal_build": "the adapter honours Spec.minimal_build: the collector built with only "
+                     "what its constructor requires (env, policy, frames_per_batch, the buffer), "
+                     "its total_frames, sync and num_collectors left to the implementation's "
+                     "defaults, which must give a collector that builds and yields every batch "
+                     "the user's loop asks for. Without it the scenarios that build one are "
+                     "skipped",
     "context_manager": "each component is a context manager: leaving `with component:` tears "
                        "it down as its shutdown()/close() does (Adapter.exit_block: "
                        "`__exit__`), and an error the block's body raised comes out of the "
@@ -125,18 +131,27 @@ FEATURES = {
                           "oracles._healthy) logs no WARNING under the loggers "
                           "Adapter.log_names names. Without it: quiet_when_healthy is not "
                           "checked",
+    "leaves_ray_as_found": "a constructor that raises leaves the driver's Ray as it found it: "
+                           "not initialized if it was not (a runtime started for the failed "
+                           "build is ended), still up if it was. Without it: "
+                           "failed_build_leaves_ray_as_found is not checked",
+    "repr_names_state": "a component's repr() says whether it is closed: after its teardown "
+                        "returned it says closed (or shut down, terminated), and before "
+                        "anything ended it, it does not. Without it: repr_names_state is not "
+                        "checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
 #: scenario's requirement, only what some oracles' findings rest on
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-               "quiet_when_healthy", "num_collectors")
+               "quiet_when_healthy", "num_collectors", "repr_names_state",
+               "leaves_ray_as_found")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'
 #: teardown bound, which the oracles then judge against)
-SPEC_FEATURES = ("teardown_timeout",)
+SPEC_FEATURES = ("teardown_timeout", "minimal_build")
 
 
 @dataclass(frozen=True)
@@ -187,6 +202,15 @@ class Spec:
     #: timeouts, no ``ray_init_config``. Whatever the implementation then
     #: does on a CPU-only cluster is what the suite judges.
     defaults: bool = False
+    #: build the collector with only what its constructor requires of the
+    #: scenario (env, policy, ``frames_per_batch``, the buffer), the suite's
+    #: actor options and bounds as always: its ``total_frames``, ``sync`` and
+    #: ``num_collectors`` are the implementation's own defaults, which the
+    #: contract expects to give an endless collector (``endless``: the
+    #: user's loop decides when to stop) that builds and works (feature
+    #: ``minimal_build``; torchrl's documented defaults: total_frames=-1,
+    #: sync=False, one actor per env)
+    minimal_build: bool = False
 
     @classmethod
     def for_scenario(cls, scenario) -> "Spec":

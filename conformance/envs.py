@@ -133,8 +133,12 @@ class FailingCartPole(SlowCartPole):
     def step(self, action):
         self.steps += 1
         if self.steps >= self.fail_at:
+            # two lines, as many libraries' errors are (what went wrong, then a hint): a
+            # summary of the error that quotes one line must quote the first
             raise RuntimeError(f"RlcFailingCartPole-v0: step {self.steps} {FAILURE_TEXT} "
-                               f"(it fails from step {self.fail_at} on)")
+                               f"(it fails from step {self.fail_at} on)\n"
+                               "This env is the conformance suite's own (conformance.envs); "
+                               "the scenario asked for it.")
         return super().step(action)
 
 

@@ -8,7 +8,7 @@ construction, teardown and introspection are written here.
 """
 from __future__ import annotations
 
-from conformance.adapter import Adapter, Spec
+from conformance.adapter import CONVENTIONS, Adapter, Spec
 # The eval policy maker is pickled by reference: Ray workers must import its
 # module. The suite's root is always on their PYTHONPATH; the fork's root is
 # too, if given as an absolute path.
@@ -23,12 +23,9 @@ class MyForkAdapter(Adapter):
     name = "myfork"
     features = frozenset({"sync", "async", "buffer", "buffer_mode", "background", "evaluator",
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
-                          "per_actor_envs", "instances", "actor_options", "frame_budget", "endless",
-                          "batch_size", "sync_division", "async_eval", "transition_batches",
-                          "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-                          "quiet_when_healthy", "num_collectors",
+                          "per_actor_envs", "instances", "actor_options",
                           "teardown_timeout", "weights", "context_manager",
-                          "async_shutdown"})  # every feature: nothing
+                          "async_shutdown", "minimal_build"}) | frozenset(CONVENTIONS)  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
@@ -43,12 +40,15 @@ class MyForkAdapter(Adapter):
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
 
     def make_collector(self, spec: Spec, buffer=None):
+        # feature minimal_build: only what the constructor requires, its own defaults else
+        budget = {} if spec.minimal_build else {
+            "total_frames": spec.total_frames, "sync": spec.sync,
+            "num_collectors": spec.num_collectors}
         return myfork.RayCollector(
             # the policy: None (random) unless the scenario sends it weights (feature
             # weights: a CartPolePolicy module, conformance.policies)
             spec.env_id, policy_of(spec), frames_per_batch=spec.frames_per_batch,
-            total_frames=spec.total_frames, sync=spec.sync,
-            num_collectors=spec.num_collectors, replay_buffer=buffer,
+            replay_buffer=buffer, **budget,
             remote_configs=self._opts(spec, "collector"),
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
 

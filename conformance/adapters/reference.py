@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from conformance.adapter import Adapter, Spec
+from conformance.adapter import CONVENTIONS, Adapter, Spec
 
 ACTOR_CPUS = 0.25  # small, so a scenario's actors fit any fixture's nodes
 
@@ -32,12 +32,8 @@ class ReferenceAdapter(Adapter):
     features = frozenset({
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
-        "weights", "teardown_timeout", "context_manager", "async_shutdown",
-        # the conventions (conformance.judge.conventions): every one
-        "frame_budget", "endless", "batch_size", "sync_division", "async_eval",
-        "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
-        "quiet_when_healthy", "num_collectors",
-    })
+        "weights", "teardown_timeout", "context_manager", "async_shutdown", "minimal_build",
+    }) | frozenset(CONVENTIONS)  # the conventions (conformance.judge.conventions): every one
     teardown_bound = 10.0
     log_names = ("impl",)
 
@@ -73,9 +69,9 @@ class ReferenceAdapter(Adapter):
             tuning = {"remote_config": self._options(spec, "buffer"), **bounds}
         elif component == "collector":
             args = [spec.env_id, policy_of(spec)]
-            kwargs = {"frames_per_batch": spec.frames_per_batch,
-                      "total_frames": spec.total_frames, "sync": spec.sync,
-                      "num_collectors": spec.num_collectors}
+            kwargs = {"frames_per_batch": spec.frames_per_batch} if spec.minimal_build else {
+                "frames_per_batch": spec.frames_per_batch, "total_frames": spec.total_frames,
+                "sync": spec.sync, "num_collectors": spec.num_collectors}
             tuning = {"remote_configs": self._options(spec, "collector"), **bounds}
         else:
             args = [None, spec.env_id, random_policy_maker]

@@ -332,6 +332,19 @@ def _warns_on_every_close(base):
     return Buffer
 
 
+def _repr_frozen_at_build(base):
+    class Evaluator(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # "the repr only shows the configuration": the text of the day it was built
+            self._repr_text = super().__repr__()
+
+        def __repr__(self):
+            return self._repr_text
+
+    return Evaluator
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1551,6 +1564,16 @@ REGRESSIONS = {r.id: r for r in (
         "worked)",
         (Catch("double_close/*/user/buffer-twice", "fail", ("quiet_when_healthy",)),),
         {"buffer": _warns_on_every_close},
+    ),
+    Regression(
+        "repr-frozen-at-build",
+        "the eval worker's repr() is the text of the day it was built: after its teardown it "
+        "still says open, so a log line or a debugger shows a closed worker as usable",
+        "a repr computed once in the constructor (mutation analysis: survivors "
+        "impl/eval_worker.py:147, collector.py:275 and replay_buffer.py:135 of tree 300f2f5, "
+        "the repr's state text, which no scenario read)",
+        (Catch("use_after_close/*/user/evaluator", "fail", ("repr_names_state",)),),
+        {"evaluator": _repr_frozen_at_build},
     ),
     Regression(
         "kill-allows-restart",

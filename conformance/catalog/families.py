@@ -128,9 +128,11 @@ def exhaustion(fixture, owner, comps=ALL):
         op("check_data", "buffer", at_least=1), op("teardown", "collector"),
         op("check_data", "buffer", at_least=1), op("teardown", "buffer")],
         spec={**SMALLEST_BATCHES, "buffer_capacity": 1}, quick=True)
+    # the buffer holds the collector's budget, no more: a batch asked of an actor
+    # past total_frames is written, yielded or not (batch_counts)
     ops = [*build(fixture, ("buffer", "collector")), op("exhaust", "collector"),
-           op("check_data", "buffer", at_least=512), op("teardown", "collector"),
-           op("check_data", "buffer", at_least=512), op("teardown", "buffer")]
+           op("check_data", "buffer", at_least=512, at_most=512), op("teardown", "collector"),
+           op("check_data", "buffer", at_least=512, at_most=512), op("teardown", "buffer")]
     yield make("exhaustion", fixture, owner, "buffer-mode", ops, quick=True, impl_quick=True)
 
 
@@ -501,14 +503,17 @@ def user_restart(fixture, owner, comps=ALL):
 
 
 def use_after_close(fixture, owner, comps=ALL):
-    """Every verb after teardown: one clear error, within the bound, no restart."""
+    """Every verb after teardown: one clear error, within the bound, no
+    restart; the component's repr says open before and closed after
+    (``repr_names_state``)."""
     uses = {"collector": ("iterate", "start"), "buffer": ("sample", "extend", "len"),
             "evaluator": ("submit", "poll")}
     for comp, verbs in uses.items():
         if comp not in comps:
             continue
         base = build(fixture, (comp,), buffer_mode=False)
-        ops = [*base, op("teardown", comp), *[op("use", comp, call=v) for v in verbs]]
+        ops = [*base, op("describe", comp), op("teardown", comp), op("describe", comp),
+               *[op("use", comp, call=v) for v in verbs]]
         yield make("use_after_close", fixture, owner, comp, ops, quick=True)
         ops = [*base, op("ray_shutdown"), op("teardown", comp),
                *[op("use", comp, call=v) for v in verbs]]
@@ -537,6 +542,11 @@ def named(fixture, owner, comps=ALL):
            op("check_alive", "evaluator", expect=True), op("check_name"),
            op("teardown", "evaluator"), op("check_name")]
     yield make("named", fixture, owner, "peer-then-owner", ops, quick=True)
+    # a handle on a name nobody created: a clear error, and Ray as it was (on the
+    # implementation's runtime: not started, failed_build_leaves_ray_as_found)
+    yield make("named", fixture, owner, "connect-to-missing-name", [
+        op("construct", "evaluator", connect=True, named=True, fail="missing_name")],
+        quick=True, impl_quick=True)
     # Both drivers call a bare ray.init(), as most users do: each gets its own
     # anonymous namespace, and only a worker named in an explicit namespace is
     # found by the second one.
@@ -574,6 +584,13 @@ def defaults(fixture, owner, comps=ALL):
     yield make("defaults", fixture, owner, "all", [
         *built, *warm_up(comps), *teardowns(tuple(c for c in ALL if c in comps))],
         spec=spec, built=comps)
+    # the collector's behaviour left to its own defaults (``Spec.minimal_build``):
+    # no total_frames, sync or number of actors, the suite's actor options as
+    # always (so it must build): the user's loop takes 3 batches (batch_counts)
+    if "collector" in comps:
+        yield make("defaults", fixture, owner, "collector-minimal", [
+            op("construct", "collector"), op("iterate", "collector", batches=3),
+            op("teardown", "collector")], spec={"minimal_build": True}, quick=True)
 
 
 def construction_failure(fixture, owner, comps=ALL):
@@ -602,8 +619,10 @@ def construction_failure(fixture, owner, comps=ALL):
         ops = [op("construct", comp, fail=fail)]
         if fail == "one_unknown_env":  # the feature shown to work before its failure
             ops = [op("construct", comp, per_actor_envs=True), op("teardown", comp), *ops]
+        # on the implementation's runtime: the first build fails with Ray down, and one
+        # fails after a build on the runtime it started (failed_build_leaves_ray_as_found)
         yield make("construction_failure", fixture, owner, f"{comp}-{fail.replace(':', '-')}",
-                   ops, quick=True, impl_quick=(comp, fail) == ("collector", "one_unknown_env"))
+                   ops, quick=True, impl_quick=comp == "collector" and fail.endswith("unknown_env"))
     for comp in comps:
         ops = [op("construct", comp, infeasible=True, fail="infeasible"),
                op("teardown", comp)]

@@ -69,7 +69,8 @@ class Convention:
 CONVENTIONS = {c.feature: c for c in (
     Convention("frame_budget", {
         "exhaustion_auto_shutdown": lambda op, s: op.verb == "exhaust",
-        "batch_counts": lambda op, s: op.verb == "exhaust",
+        "batch_counts": lambda op, s: op.verb == "exhaust"
+        or (op.verb == "check_data" and "at_most" in op.args),
         "fails_clearly": _refuses("total_frames"),
     }),
     Convention("endless", {
@@ -110,6 +111,12 @@ CONVENTIONS = {c.feature: c for c in (
     }),
     Convention("quiet_when_healthy", {
         "quiet_when_healthy": lambda op, s: True,
+    }),
+    Convention("leaves_ray_as_found", {
+        "failed_build_leaves_ray_as_found": lambda op, s: op.verb == "construct",
+    }),
+    Convention("repr_names_state", {
+        "repr_names_state": lambda op, s: op.verb == "describe",
     }),
 )}
 

@@ -891,6 +891,11 @@ def _suspect(run: Run, r: dict, writer: str) -> str:
 
 def _sampled_rows_written(r: dict) -> list[Finding]:
     res = r.get("result") or {}
+    if "entry_missing" in res:
+        return [at(r, f": the rows sample() returned have no {res['entry_missing']!r} entry, "
+                      f"which every row written had (keys: {', '.join(res.get('keys', []))}): "
+                      "what was written is lost, or the adapter's sample() does not convert "
+                      "the buffer's rows (conformance/adapter.py)")]
     if "unwritten" not in res:
         return [unknown_at(r, f": its rows could not be read: "
                               f"{res.get('rows_unreadable', 'not recorded')} (the adapter's "
@@ -978,11 +983,21 @@ def exhaustion_auto_shutdown(run: Run) -> list[Finding]:
 def batch_counts(run: Run) -> list[Finding]:
     """``iterate`` yields exactly the k batches asked for; ``exhaust`` yields
     ceil(total_frames / frames_per_batch) batches and, where the batches say
-    how many frames they hold, exactly total_frames frames."""
+    how many frames they hold, exactly total_frames frames; and a buffer a
+    collector with a budget wrote into holds no more than that budget
+    (``check_data`` with ``at_most``: a collector that asks its actors for
+    batches past total_frames writes them into the buffer, yielded or not)."""
     out = []
     spec = run.spec
     for r in run.history.ops:
         verb = r["op"]["verb"]
+        at_most = r["op"].get("args", {}).get("at_most")
+        if verb == "check_data" and at_most is not None and r["status"] == "ok":
+            frames = (r.get("result") or {}).get("frames")
+            if frames is not None and frames > at_most:
+                out.append(at(r, f": the buffer holds {frames} frames; the collector's budget "
+                                 f"(total_frames) is {at_most}"))
+            continue
         if r["status"] != "ok" or verb not in ("iterate", "exhaust"):
             continue
         if r["op"].get("args", {}).get("cause"):
@@ -1507,6 +1522,48 @@ def use_after_close_clear_error(run: Run) -> list[Finding]:
     return out
 
 
+#: how a component's repr says it is closed (the reference's "closed after
+#: shutdown()", a socket's "[closed]"): a word, not an identifier's part
+#: (``shutdown_timeout=10`` of an open one says nothing of the kind)
+CLOSED_STATE = re.compile(r"\b(?:closed|shut ?down|terminated)\b", re.I)
+#: the calls after which a component not torn down is surely still open: no
+#: fault, no runtime change, no frame budget, no background work that may end it
+KEEP_OPEN = ("construct", "describe", "extend", "sample", "check_data", "submit", "poll",
+             "check_alive")
+
+
+def repr_names_state(run: Run) -> list[Finding]:
+    """A component's ``repr()`` (the ``describe`` op) tells whether it is
+    closed: after its teardown returned it says so (closed, shut down,
+    terminated), and before anything ended it, it does not. A repr that
+    calls a closed component open, or a live one closed, misleads whoever
+    reads a log line or a debugger to find out why a call failed. Not
+    judged once anything else may have ended it (an op outside ``KEEP_OPEN``
+    on it, or on no component: a kill, ``ray.shutdown()``, its frame budget,
+    background work). Rests on the ``repr_names_state`` convention."""
+    out = []
+    ended: set = set()
+    torn: set = set()
+    for r in run.history.ops:
+        op = r["op"]
+        target = op.get("target")
+        if op["verb"] == "teardown" and r["status"] in ("ok", "raised"):
+            torn.add(target)
+        elif op["verb"] not in KEEP_OPEN or r["status"] != "ok":
+            ended.add(target)  # None: every component (the user's ray calls)
+        if op["verb"] != "describe" or r["status"] != "ok":
+            continue
+        text = r["result"]["text"]
+        says_closed = bool(CLOSED_STATE.search(text))
+        if target in torn and not says_closed:
+            out.append(at(r, f": repr() of {target} after its teardown returned does not say "
+                             f"it is closed: {text[:200]!r}"))
+        elif target not in torn and not ended & {target, None} and says_closed:
+            out.append(at(r, f": repr() of {target}, open and never ended, says it is closed: "
+                             f"{text[:200]!r}"))
+    return out
+
+
 def _answers(res: dict) -> list:
     """``[[seconds, value], ...]``: each change of a check_alive's answer
     (a record without them: its one final answer)."""
@@ -1597,7 +1654,7 @@ def errors_surface(run: Run) -> list[Finding]:
 #: work with no op failing, ``background/*/*/buffer-closed-under-thread``)
 PLAIN_VERBS = ("construct", "iterate", "exhaust", "sample", "extend", "check_data", "submit",
                "poll", "teardown", "wait_frames", "await_actors", "weights", "check_name",
-               "check_clean", "check_writes", "drop", "peer", "check_alive")
+               "check_clean", "check_writes", "drop", "peer", "check_alive", "describe")
 ERROR_LEVELS = ("ERROR", "CRITICAL")
 
 
@@ -1852,6 +1909,34 @@ def fails_clearly(run: Run) -> list[Finding]:
     return out
 
 
+def failed_build_leaves_ray_as_found(run: Run) -> list[Finding]:
+    """A constructor that raises leaves the driver's Ray as it found it:
+    not initialized if it was not (a runtime it started for the build that
+    failed is ended: no object is left whose teardown could end it, and the
+    user's own ``ray.init()`` would then meet a runtime nobody asked for),
+    and still up if it was (the one an earlier component holds, or the
+    user's). A constructor that fails by design (``fail``) or by the fixture
+    (``may_fail``) alike. Judged by the probes before and after the op (an
+    op after a probe that did not answer is not judged); a runtime replaced
+    is ``no_ray_restart``'s. Rests on the ``leaves_ray_as_found``
+    convention."""
+    out = []
+    unknown = object()
+    before = (run.history.setup or {}).get("ray", unknown)
+    for r in run.history.ops:
+        after = unknown if r["status"] == "unfinished" or r.get("probe_skipped") else _ray_after(r)
+        after = unknown if unobserved(after) else after
+        if r["op"]["verb"] == "construct" and r["status"] == "raised" \
+                and before is not unknown and after is not unknown:
+            if before is None and after is not None:
+                out.append(at(r, "raised, and left running the Ray runtime it started for the "
+                                 f"build ({after}): nothing but ray.shutdown() can end it now"))
+            elif before is not None and after is None:
+                out.append(at(r, f"raised, and ended the Ray runtime it found running ({before})"))
+        before = after
+    return out
+
+
 def names_the_missing_env(error: dict) -> bool:
     """The error's message (what a log line of ``str(error)`` shows) has a
     line that names the unknown env and says it does not exist, or the error
@@ -2072,9 +2157,9 @@ ORACLES = {
         batches_hold_steps, eval_episode_consistent,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
-        use_after_close_clear_error, liveness_reports_death, errors_surface,
+        use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,
         unraised_error_logged, quiet_when_healthy, calls_within_timeout, poll_waits_its_timeout,
-        poll_returns_each_result_once, fails_clearly,
+        poll_returns_each_result_once, fails_clearly, failed_build_leaves_ray_as_found,
         weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
     )

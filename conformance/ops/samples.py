@@ -43,11 +43,12 @@ def entry(data, key):
 def sampled_rows(data) -> dict:
     """``{"rows": n, "unwritten": k, "keys": [...]}``: of the ``n`` rows of
     ``data`` (a TensorDict, or a mapping of arrays whose first dimension is
-    the row), ``k`` have every entry of ``ROW_KEYS`` present zero; or
-    ``{"rows_unreadable": why}`` when ``data`` is neither, has no
-    ``("next", "reward")`` (the driver's own rows have zero observations:
-    the reward alone tells them from a slot nothing filled) or cannot be
-    read as arrays. Never raises: a reading of the harness's is never
+    the row), ``k`` have every entry of ``ROW_KEYS`` present zero;
+    ``{"entry_missing": "next/reward", "keys": [...]}`` when it has no
+    ``("next", "reward")``, which every row written has (the driver's own rows
+    have zero observations: the reward alone tells them from a slot nothing
+    filled); or ``{"rows_unreadable": why}`` when ``data`` is neither or cannot
+    be read as arrays. Never raises: a reading of the harness's is never
     blamed on the implementation's call."""
     try:
         return _sampled_rows(data)
@@ -66,7 +67,11 @@ def _sampled_rows(data) -> dict:
     found = [(k, entry(data, k)) for k in ROW_KEYS]
     found = [(k, as_array(v)) for k, v in found if v is not None]
     if not any(k == REWARD for k, _ in found):
-        return {"rows_unreadable": f"no {REWARD!r} entry in what sample() returned"}
+        # every row the suite writes has one (a CartPole step's, the driver's
+        # extend()): a buffer that hands rows back without it lost what was written
+        return {"entry_missing": "/".join(REWARD),
+                "keys": sorted("/".join(k) if isinstance(k, tuple) else str(k)
+                               for k in _keys(data))[:20]}
     n = found[0][1].shape[0] if found[0][1].ndim else 0
     written = np.zeros(n, dtype=bool)
     for key, value in found:
@@ -76,3 +81,14 @@ def _sampled_rows(data) -> dict:
         written |= np.any(value.reshape(n, -1) != 0, axis=1)
     return {"rows": int(n), "unwritten": int(n - written.sum()),
             "keys": ["/".join(k) if isinstance(k, tuple) else k for k, _ in found]}
+
+
+def _keys(data) -> list:
+    """The leaf keys of a TensorDict or of nested mappings (tuples for nested ones)."""
+    if hasattr(data, "batch_size") and hasattr(data, "keys"):
+        return list(data.keys(include_nested=True, leaves_only=True))
+    out: list = []
+    for key, value in data.items():
+        out += [(key, *(k if isinstance(k, tuple) else (k,))) for k in _keys(value)] \
+            if isinstance(value, Mapping) else [key]
+    return out

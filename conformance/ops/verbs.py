@@ -673,12 +673,24 @@ def _check_data_proposals(model) -> list:
 
 # declared before submit: a walk proposes the verbs' rules in the order declared
 @verb(IMPL, "read how many frames the buffer holds; it must not be fewer than any "
-            "earlier reading (args: at_least)", api_script=_check_data_script,
+            "earlier reading (args: at_least; at_most: the budget of the collector that "
+            "wrote it, judged by batch_counts)", api_script=_check_data_script,
       use=Use("len", lambda ctx, o: ctx.adapter.buffer_len(o), lambda api: api.length),
       walk=WalkRule(_check_data_proposals))
 def check_data(ctx, op):
     n = ctx.adapter.buffer_len(ctx.objects[op.target])
     return {"frames": n, "at_least": int(op.args.get("at_least", 1))}
+
+
+#: characters of a component's repr a describe op records
+REPR_KEPT = 400
+
+
+@verb(IMPL, "read the component's repr(), as a debugger, a log line or a REPL shows it "
+            "(judged by repr_names_state, under the convention of that name)",
+      api_script=lambda op, api: [f"return repr({kind_of(op.target)})"])
+def describe(ctx, op):
+    return {"text": repr(ctx.objects[op.target])[:REPR_KEPT]}
 
 
 @verb(IMPL, "submit an evaluation of at most spec.eval_max_steps steps to the eval worker "

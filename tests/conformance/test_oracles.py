@@ -31,11 +31,12 @@ def err(t="builtins.RuntimeError", m="boom"):
     return {"type": t, "message": m, "traceback": ""}
 
 
-def run_of(records, owner="user", complete=True, corrupt=(), spec=None, **kw):
+def run_of(records, owner="user", complete=True, corrupt=(), spec=None, ray_at_setup=RAY, **kw):
     """A run of the ops whose records are given; ``complete`` adds the final
     probe (unless given) and the exit record, as a driver that got there."""
     ops = [Op.from_dict(r["op"]) for r in records if r.get("phase") in ("end", "begin")]
-    recs = [{"phase": "setup", "ray": RAY, "owner": owner, "runtime_watch": WATCH}, *records]
+    recs = [{"phase": "setup", "ray": ray_at_setup, "owner": owner, "runtime_watch": WATCH},
+            *records]
     if complete:
         if not any(r.get("phase") == "final" for r in recs):
             recs.append(dict(FINAL))
@@ -168,6 +169,58 @@ def test_use_after_close_needs_a_clear_error():
     assert "use_after_close_clear_error" not in judge(run_of([ok]))
     assert "use_after_close_clear_error" in judge(run_of([attr]))
     assert "use_after_close_clear_error" in judge(run_of([silent]))
+
+
+def test_a_repr_says_closed_after_the_teardown_and_never_before():
+    def describe(i, text):
+        return end(i, "describe", "buffer", result={"text": text})
+
+    def closing(*reprs):
+        return [end(0, "construct", "buffer"), describe(1, reprs[0]),
+                end(2, "teardown", "buffer", result={"calls": []}), describe(3, reprs[1])]
+
+    right = closing("RayReplayBuffer(capacity=100, shutdown_timeout=10, open)",
+                    "RayReplayBuffer(capacity=100, closed after close())")
+    assert "repr_names_state" not in judge(run_of(right))
+    assert judge(run_of(closing("RayReplayBuffer(open)", "RayReplayBuffer(open)")))[
+        "repr_names_state"] == ["op 3 (describe buffer): repr() of buffer after its teardown "
+                                "returned does not say it is closed: 'RayReplayBuffer(open)'"]
+    assert judge(run_of(closing("RayReplayBuffer(closed after None)", right[3]["result"]["text"])))[
+        "repr_names_state"] == ["op 1 (describe buffer): repr() of buffer, open and never ended, "
+                                "says it is closed: 'RayReplayBuffer(closed after None)'"]
+    # after something else may have ended it (here the user's ray.shutdown()), an open
+    # repr saying closed is not judged; neither is a repr without the convention
+    shut = [end(0, "construct", "buffer"), end(1, "ray_shutdown"), describe(2, "closed")]
+    assert "repr_names_state" not in judge(run_of(shut))
+    features = ReferenceAdapter.features - {"repr_names_state"}
+    assert "repr_names_state" not in judge(run_of(
+        closing("RayReplayBuffer(open)", "RayReplayBuffer(open)"), features=features))
+
+
+def test_a_failed_constructor_leaves_ray_as_it_found_it():
+    def failed(i, ray, verb="construct"):
+        return end(i, verb, "collector", status="raised", args={"fail": "unknown_env"},
+                   error=err("gymnasium.error.NameNotFound", "Environment `RlcNoSuchEnv` doesn't exist."),
+                   probe={"ray": ray})
+
+    def run(*records, **kw):
+        return run_of(list(records), owner="impl", ray_at_setup=None, **kw)
+
+    # Ray down before the first build: it must be down after its failure too
+    assert "failed_build_leaves_ray_as_found" not in judge(run(failed(0, None)))
+    assert judge(run(failed(0, RAY)))["failed_build_leaves_ray_as_found"] == [
+        f"op 0 (construct collector) raised, and left running the Ray runtime it started for "
+        f"the build ({RAY}): nothing but ray.shutdown() can end it now"]
+    # up before (a component built on the runtime the implementation started): still up
+    built = [end(0, "construct", "buffer", probe={"ray": RAY})]
+    assert "failed_build_leaves_ray_as_found" not in judge(run(*built, failed(1, RAY)))
+    assert judge(run(*built, failed(1, None)))["failed_build_leaves_ray_as_found"] == [
+        f"op 1 (construct collector) raised, and ended the Ray runtime it found running ({RAY})"]
+    # a probe that did not answer before it: not judged; nor without the convention
+    unseen = [end(0, "construct", "buffer", probe={"error": err("builtins.TimeoutError", "no answer")})]
+    assert "failed_build_leaves_ray_as_found" not in judge(run(*unseen, failed(1, None)))
+    features = ReferenceAdapter.features - {"leaves_ray_as_found"}
+    assert "failed_build_leaves_ray_as_found" not in judge(run(failed(0, RAY), features=features))
 
 
 def test_liveness_that_never_reports_death_fails():
@@ -697,6 +750,21 @@ def test_a_collector_that_stops_early_fails_batch_counts():
     assert judge(run_of([exhausted]))["batch_counts"] == [
         "op 0 (exhaust collector): 7 batches until total_frames=512; 8 expected (frames_per_batch=64)",
         "op 0 (exhaust collector): 448 frames collected; total_frames is 512"]
+
+
+def test_a_buffer_holding_more_than_its_collectors_budget_fails_batch_counts():
+    def read(frames):
+        return end(1, "check_data", "buffer", args={"at_least": 512, "at_most": 512},
+                   result={"frames": frames, "at_least": 512})
+
+    exhausted = end(0, "exhaust", "collector", result={"batches": 8, "frames": 512},
+                    probe=actors(collector="DEAD"))
+    assert "batch_counts" not in judge(run_of([exhausted, read(512)]))
+    assert judge(run_of([exhausted, read(576)]))["batch_counts"] == [
+        "op 1 (check_data buffer): the buffer holds 576 frames; the collector's budget "
+        "(total_frames) is 512"]
+    without = ReferenceAdapter.features - {"frame_budget"}
+    assert "batch_counts" not in judge(run_of([exhausted, read(576)], features=without))
 
 
 def test_a_thread_still_running_right_after_its_components_teardown_fails():
@@ -1317,10 +1385,11 @@ def test_sampled_rows_that_no_write_filled_fail_data_kept_and_unreadable_ones_ar
     assert sampled_rows({"observation": np.zeros((3, 4)),
                          "next": {"reward": np.ones((3, 1))}})["unwritten"] == 0
     assert "rows_unreadable" in sampled_rows([1, 2, 3])
-    assert "rows_unreadable" in sampled_rows({"obs": np.zeros((3, 4))})
-    # without a reward the driver's own rows (zero observations) look unwritten: unreadable
+    # every row written has a reward: rows without one lost what was written
     assert sampled_rows({"observation": np.zeros((3, 4))}) == {
-        "rows_unreadable": "no ('next', 'reward') entry in what sample() returned"}
+        "entry_missing": "next/reward", "keys": ["observation"]}
+    assert sampled_rows(TensorDict({"observation": torch.zeros(3, 4)}, batch_size=[3])) == {
+        "entry_missing": "next/reward", "keys": ["observation"]}
     # a reading that cannot convert the rows says why; it never raises into the op
     odd = sampled_rows({"observation": np.zeros((3, 4)),
                         "next": {"reward": torch.ones(3, 1, dtype=torch.bfloat16)}})
@@ -1333,6 +1402,12 @@ def test_sampled_rows_that_no_write_filled_fail_data_kept_and_unreadable_ones_ar
         "extend() writes such a row; a slot of the storage no write filled)"]
     recs[1] = end(1, "sample", "buffer", result={"numel": 2, **sampled_rows(batch([1.0]))})
     assert "data_kept" not in judge(run_of(recs))
+    recs[1] = end(1, "sample", "buffer", result={"numel": 3, **sampled_rows(
+        {"observation": np.zeros((3, 4))})})
+    assert judge(run_of(recs))["data_kept"] == [
+        "op 1 (sample buffer): the rows sample() returned have no 'next/reward' entry, which "
+        "every row written had (keys: observation): what was written is lost, or the "
+        "adapter's sample() does not convert the buffer's rows (conformance/adapter.py)"]
     recs[1] = end(1, "sample", "buffer", result={"numel": None, **sampled_rows([1, 2])})
     run = run_of(recs)
     assert decide(run)[0] == "error"
