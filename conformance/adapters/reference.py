@@ -64,8 +64,12 @@ class ReferenceAdapter(Adapter):
         unless ``spec.defaults``, the suite's actor options and bounds. The
         driver and the standalone script both build from this."""
         bounds = {"ready_timeout": spec.ready_timeout, "shutdown_timeout": spec.teardown_timeout}
+        # what a user may pass by its documented name goes by that name: a fork that
+        # renames or reorders a parameter (a keyword-only marker made positional-only)
+        # breaks such calls (mutation analysis: survivors of replay_buffer.py:70 and
+        # eval_worker.py:43, which positional calls did not tell apart)
         if component == "buffer":
-            args, kwargs = [spec.buffer_capacity], {}
+            args, kwargs = [], {"capacity": spec.buffer_capacity}
             tuning = {"remote_config": self._options(spec, "buffer"), **bounds}
         elif component == "collector":
             args = [spec.env_id, policy_of(spec)]
@@ -74,9 +78,10 @@ class ReferenceAdapter(Adapter):
                 "sync": spec.sync, "num_collectors": spec.num_collectors}
             tuning = {"remote_configs": self._options(spec, "collector"), **bounds}
         else:
-            args = [None, spec.env_id, random_policy_maker]
-            kwargs = ({"name": spec.actor_name, "namespace": spec.namespace}
-                      if spec.actor_name else {})
+            args = [None]
+            kwargs = {"env_maker": spec.env_id, "policy_maker": random_policy_maker,
+                      **({"name": spec.actor_name, "namespace": spec.namespace}
+                         if spec.actor_name else {})}
             tuning = {**self._options(spec, "evaluator"), **bounds}
         return args, kwargs if spec.defaults else {**kwargs, **tuning}
 
@@ -94,8 +99,19 @@ class ReferenceAdapter(Adapter):
 
     def connect_evaluator(self, spec: Spec):
         return self.classes["evaluator"].from_name(
-            spec.actor_name, spec.namespace, shutdown_timeout=spec.teardown_timeout
+            name=spec.actor_name, namespace=spec.namespace, shutdown_timeout=spec.teardown_timeout
         )
+
+    def update_weights(self, collector, weights, workers=None) -> None:
+        """By the documented keyword names, as the constructors' arguments."""
+        ids = {} if workers is None else {"worker_ids": workers}
+        collector.update_policy_weights_(policy_or_weights=weights, **ids)
+
+    def poll(self, evaluator, timeout: float):
+        """The non-blocking peek as a user writes it, ``poll()``: the reference's
+        documented default timeout is 0, so that default is what runs (as
+        ``teardown`` leaves ``shutdown_ray`` to it)."""
+        return evaluator.poll() if timeout == 0 else evaluator.poll(timeout)
 
     def teardown(self, component: str, obj, shutdown_ray: bool = False) -> None:
         """As a user writes it: ``close()`` / ``shutdown()`` with no argument
@@ -143,7 +159,8 @@ class ReferenceAdapter(Adapter):
         if op.verb == "construct":
             if target == "evaluator" and a.get("connect"):
                 return ["evaluator = RayEvalWorker.from_name(",
-                        f"    {spec.actor_name!r}, NAMESPACE, shutdown_timeout={spec.teardown_timeout!r})"]
+                        f"    name={spec.actor_name!r}, namespace=NAMESPACE, "
+                        f"shutdown_timeout={spec.teardown_timeout!r})"]
             args, kwargs = self.constructor_args(spec, target)
             if target == "collector":
                 kwargs = {**kwargs, "replay_buffer": snippets.Code("buffer" if a.get("buffer") else "None")}
@@ -167,4 +184,10 @@ class ReferenceAdapter(Adapter):
             return snippets.teardown_lines(f"{target}.{method}({asks})", op)
         if op.verb == "check_alive":
             return snippets.check_alive_lines(f"{target}.is_alive()", op)
+        if op.verb == "poll" and not float(a.get("timeout", 0)):  # as self.poll calls it
+            return ["result = evaluator.poll()",
+                    "return 'ready' if result is not None else 'not ready'"]
+        if op.verb == "weights":
+            return [line.replace("update_policy_weights_(", "update_policy_weights_(policy_or_weights=")
+                    for line in snippets.default_lines(op, spec)]
         return snippets.default_lines(op, spec, submit=f"evaluator.submit(None, {spec.eval_max_steps!r})")
