@@ -50,6 +50,9 @@ FEATURES = {
                         "a negative one is refused at construction. Without it the scenarios "
                         "that give a bound, or an invalid one, are skipped",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "buffer_add": "the buffer writes one transition (Adapter.add: a TensorDict of batch_size "
+                  "[], torchrl's ReplayBuffer.add). Without it the scenarios that add one are "
+                  "skipped",
     "minimal_build": "the adapter honours Spec.minimal_build: the collector built with only "
                      "what its constructor requires (env, policy, frames_per_batch, the buffer), "
                      "its total_frames, sync and num_collectors left to the implementation's "
@@ -360,6 +363,12 @@ class Adapter:
         ``truncated``); an adapter whose buffer takes another shape converts it
         here. After it the buffer holds n more frames (up to its capacity)."""
         buffer.extend(data)
+
+    def add(self, buffer, row) -> None:
+        """``row`` is one transition, a TensorDict of ``batch_size=[]`` with
+        ``extend``'s keys (feature ``buffer_add``). After it the buffer holds
+        one more frame."""
+        buffer.add(row)
 
     def buffer_len(self, buffer) -> int:
         return len(buffer)

@@ -25,7 +25,7 @@ class MyForkAdapter(Adapter):
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options",
                           "teardown_timeout", "weights", "context_manager",
-                          "async_shutdown", "minimal_build"}) | frozenset(CONVENTIONS)  # every feature: nothing
+                          "async_shutdown", "minimal_build", "buffer_add"}) | frozenset(CONVENTIONS)  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0

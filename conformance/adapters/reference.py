@@ -33,6 +33,7 @@ class ReferenceAdapter(Adapter):
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
         "weights", "teardown_timeout", "context_manager", "async_shutdown", "minimal_build",
+        "buffer_add",
     }) | frozenset(CONVENTIONS)  # the conventions (conformance.judge.conventions): every one
     teardown_bound = 10.0
     log_names = ("impl",)

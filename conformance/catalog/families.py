@@ -649,6 +649,10 @@ def call_arguments(fixture, owner, comps=ALL):
             op("sample", "buffer", batch_size=2.5, fail="invalid:batch_size"),
             op("check_data", "buffer"), alive_now("buffer"), op("sample", "buffer", batch_size=4),
             op("teardown", "buffer")], quick=True)
+        # one transition, add(): the row sampled back is the one written (data_kept)
+        yield make("call_arguments", fixture, owner, "buffer-add", [
+            op("construct", "buffer"), op("add", "buffer"), op("check_data", "buffer"),
+            op("sample", "buffer", batch_size=1), op("teardown", "buffer")], quick=True)
     if "evaluator" not in comps:
         return
     for steps, name in ((0, "zero"), (2.5, "fractional")):

@@ -658,6 +658,17 @@ def extend(ctx, op):
     return {"frames": n}
 
 
+@verb(IMPL, "write one transition into the buffer from the driver, add() (a row of "
+            "batch_size [], as torchrl's ReplayBuffer.add takes it)",
+      needs=lambda op: ("buffer_add",),
+      api_script=lambda op, api: ["buffer.add(_batch(1)[0])"],
+      use=Use("add", lambda ctx, o: ctx.adapter.add(o, _batch(1)[0]),
+              lambda api: "buffer.add(_batch(1)[0])"))
+def add(ctx, op):
+    ctx.adapter.add(ctx.objects[op.target], _batch(1)[0])
+    return {"frames": 1}
+
+
 def _check_data_script(op, api) -> list[str]:
     at_least = int(op.args.get("at_least", 1))
     return [f"n = {api.length}",

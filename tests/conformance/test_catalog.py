@@ -194,8 +194,14 @@ def test_defaults_scenarios_build_with_the_implementation_s_own_defaults():
     ref = ReferenceAdapter()
     assert ref.constructor_args(spec, "collector")[1] == {
         "frames_per_batch": 64, "total_frames": 512, "sync": False, "num_collectors": 2}
-    assert ref.constructor_args(spec, "buffer") == ([100_000], {})
+    assert ref.constructor_args(spec, "buffer") == ([], {"capacity": 100_000})
     assert "remote_configs" in ref.constructor_args(Spec(), "collector")[1]
+    # the collector's behaviour left to its own defaults (minimal_build): only
+    # frames_per_batch, the suite's actor options and bounds as always
+    minimal = Spec.for_scenario(catalog.find("defaults/multinode/user/collector-minimal"))
+    args, kwargs = ref.constructor_args(minimal, "collector")
+    assert args[0] == "CartPole-v1" and "remote_configs" in kwargs
+    assert not {"total_frames", "sync", "num_collectors"} & set(kwargs)
 
 
 def test_without_a_buffer_each_family_runs_on_what_exists_and_says_so():
