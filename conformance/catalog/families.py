@@ -673,6 +673,14 @@ def call_arguments(fixture, owner, comps=ALL):
         op("construct", "evaluator"), op("submit", "evaluator"),
         op("poll", "evaluator", timeout=30), op("teardown", "evaluator")],
         spec={**SLOW_ENV, "eval_max_steps": 3}, quick=True)
+    # the non-blocking peek while an evaluation of about 1 s runs: None at once
+    # (calls_within_timeout: a poll(0) that waits for the result is a blocking
+    # call in a training loop), then the result, then None (nothing pending)
+    yield make("call_arguments", fixture, owner, "evaluator-peek-while-running", [
+        op("construct", "evaluator"), op("submit", "evaluator"),
+        op("poll", "evaluator", timeout=0), op("poll", "evaluator", timeout=30),
+        op("poll", "evaluator", timeout=0), op("teardown", "evaluator")],
+        spec={**SLOW_ENV, "eval_max_steps": 20}, quick=True)
 
 
 def interpreter_exit(fixture, owner, comps=ALL):
