@@ -1654,7 +1654,7 @@ def errors_surface(run: Run) -> list[Finding]:
 #: work with no op failing, ``background/*/*/buffer-closed-under-thread``)
 PLAIN_VERBS = ("construct", "iterate", "exhaust", "sample", "extend", "check_data", "submit",
                "poll", "teardown", "wait_frames", "await_actors", "weights", "check_name",
-               "check_clean", "check_writes", "drop", "peer", "check_alive", "describe")
+               "check_clean", "check_writes", "drop", "peer", "check_alive", "describe", "add")
 ERROR_LEVELS = ("ERROR", "CRITICAL")
 
 
@@ -1748,10 +1748,19 @@ def _healthy(run: Run) -> bool:
     nothing asked that the implementation may rightly warn it does not do:
     no ``shutdown_ray`` (ignored on a runtime the user started), no buffer
     torn down before a collector started into it had stopped (its thread's
-    writes then fail)."""
-    if not _nothing_failed(run, PLAIN_VERBS + ("start",)):
+    writes then fail). The user's own ``ray.shutdown()`` before the
+    teardowns is a program's normal end (the components' actors end with
+    the runtime), unless a named eval worker was built (its actor is
+    detached: that it may outlive the runtime is worth a warning) or
+    background work started (its thread loses Ray under it)."""
+    if not _nothing_failed(run, PLAIN_VERBS + ("start", "ray_shutdown")):
         return False
     if any(r["op"].get("args", {}).get("shutdown_ray") for r in run.history.ops):
+        return False
+    if any(True for _ in run.op_records("ray_shutdown")) and any(
+            r["op"]["verb"] == "start" or (r["op"]["verb"] == "construct"
+                                           and r["op"].get("args", {}).get("named"))
+            for r in run.history.ops):
         return False
     started = {r["op"]["target"] for r in run.op_records("start")}
     stopped: set = set()

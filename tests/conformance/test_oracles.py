@@ -1556,6 +1556,18 @@ def test_a_healthy_run_logs_no_warning():
               end(4, "teardown", "collector", result={"calls": []}),
               end(5, "teardown", "buffer", result={"calls": []})]
     assert "quiet_when_healthy" not in judge(run_of([*killed, warning(4)]))
+    # the user's ray.shutdown() before the teardowns ends a program normally: an
+    # unnamed eval worker's teardown then has nothing to warn about; a named one's
+    # detached actor, or a started collector's thread, may rightly warn
+    ended = [end(0, "construct", "evaluator"), end(1, "ray_shutdown"),
+             end(2, "teardown", "evaluator", result={"calls": []})]
+    assert judge(run_of([*ended, warning(2, "Ray is gone")]))["quiet_when_healthy"] == [
+        "op 2 (teardown evaluator): logged a WARNING (impl.component: Ray is gone) in a run "
+        "where nothing failed and nothing was refused"]
+    named = [end(0, "construct", "evaluator", args={"named": True}), *ended[1:]]
+    assert "quiet_when_healthy" not in judge(run_of([*named, warning(2, "Ray is gone")]))
+    started = [*built, end(3, "ray_shutdown"), end(4, "teardown", "collector", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of([*started, warning(4)]))
 
 
 def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_pending():
