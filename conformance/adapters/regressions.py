@@ -345,6 +345,42 @@ def _repr_frozen_at_build(base):
     return Evaluator
 
 
+def _failed_build_keeps_ray(base):
+    class Collector(base):
+        def _abort_construction(self):
+            # "clean up what we built": the actors, not the runtime started for them
+            self._teardown(None, False, "a failed construction")
+
+    return Collector
+
+
+def _writes_past_budget(base):
+    class Collector(base):
+        def _submit(self, method):
+            from impl import calls
+
+            actors = self._handles(method)
+            if self._sync and self._pending:
+                return
+            busy = set(self._pending.values())
+            for i, handle in enumerate(actors):
+                # "ask while under budget": the batches in flight not counted
+                if i in busy or 0 <= self.total_frames <= self.collected_frames:
+                    continue
+                self._pending[calls.call(handle, "next" if self._writer is None
+                                         else "next_to_buffer")] = i
+
+    return Collector
+
+
+def _poll_default_blocks(base):
+    class Evaluator(base):
+        def poll(self, timeout=None):  # "None: wait for the result", as ray.get's
+            return super().poll(timeout)
+
+    return Evaluator
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1574,6 +1610,41 @@ REGRESSIONS = {r.id: r for r in (
         "the repr's state text, which no scenario read)",
         (Catch("use_after_close/*/user/evaluator", "fail", ("repr_names_state",)),),
         {"evaluator": _repr_frozen_at_build},
+    ),
+    Regression(
+        "failed-build-keeps-ray",
+        "a collector whose constructor fails undoes its actors but not the Ray runtime it "
+        "started for them: the user is left with a runtime nobody asked for, which only "
+        "ray.shutdown() can end",
+        "an abort path that forgets what the constructor itself started (mutation analysis: "
+        "survivors impl/component.py:150 and runtime.py:102-106 of tree 300f2f5, the runtime "
+        "a failed build started left up, or the one it found ended)",
+        (Catch("construction_failure/*/impl/collector-unknown_env", "fail",
+               ("failed_build_leaves_ray_as_found",)),),
+        {"collector": _failed_build_keeps_ray},
+    ),
+    Regression(
+        "writes-past-budget",
+        "the collector asks its idle actors for batches while the frames collected are under "
+        "total_frames, not counting the batches in flight: in buffer mode the actors write "
+        "batches past the budget into the buffer, yielded or not",
+        "a budget check that forgets the work in flight (mutation analysis: survivors "
+        "impl/collector.py:176-177 of tree 300f2f5, which no oracle read: the buffer held "
+        "576 frames of a 512-frame budget)",
+        (Catch("exhaustion/*/user/buffer-mode", "fail", ("batch_counts",)),),
+        {"collector": _writes_past_budget},
+    ),
+    Regression(
+        "poll-default-blocks",
+        "the eval worker's poll() with no timeout waits for the result (a default of None, "
+        "as ray.get's): the non-blocking peek a training loop makes each step blocks while "
+        "an evaluation runs",
+        "a default changed to the blocking form (mutation analysis: survivor "
+        "impl/eval_worker.py:111 of tree 300f2f5, poll()'s default timeout, which no "
+        "scenario omitted)",
+        (Catch("call_arguments/*/user/evaluator-peek-while-running", "fail",
+               ("calls_within_timeout",)),),
+        {"evaluator": _poll_default_blocks},
     ),
     Regression(
         "kill-allows-restart",
