@@ -50,6 +50,10 @@ FEATURES = {
                         "a negative one is refused at construction. Without it the scenarios "
                         "that give a bound, or an invalid one, are skipped",
     "per_actor_envs": "a collector built with one env id per actor (a create_env_fn list)",
+    "seed": "the collector's constructor takes a seed (Spec.seed): two collectors built with "
+            "the same seed and the adapter's usual policy (the action space's random actions) "
+            "yield the same batches, observations and actions. Without it the scenarios that "
+            "build seeded collectors are skipped",
     "buffer_add": "the buffer writes one transition (Adapter.add: a TensorDict of batch_size "
                   "[], torchrl's ReplayBuffer.add). Without it the scenarios that add one are "
                   "skipped",
@@ -154,7 +158,7 @@ CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'
 #: teardown bound, which the oracles then judge against)
-SPEC_FEATURES = ("teardown_timeout", "minimal_build")
+SPEC_FEATURES = ("teardown_timeout", "minimal_build", "seed")
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,10 @@ class Spec:
     #: ``minimal_build``; torchrl's documented defaults: total_frames=-1,
     #: sync=False, one actor per env)
     minimal_build: bool = False
+    #: the collector's seed (feature ``seed``): two collectors built with one
+    #: seed, whose policy is the action space's random actions, yield the same
+    #: batches (``seeded_batches_repeat``); None: no seed passed
+    seed: int | None = None
 
     @classmethod
     def for_scenario(cls, scenario) -> "Spec":

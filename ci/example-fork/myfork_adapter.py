@@ -25,7 +25,8 @@ class MyForkAdapter(Adapter):
                           "named_evaluator", "shutdown_ray", "liveness", "ready_timeout",
                           "per_actor_envs", "instances", "actor_options",
                           "teardown_timeout", "weights", "context_manager",
-                          "async_shutdown", "minimal_build", "buffer_add"}) | frozenset(CONVENTIONS)  # every feature: nothing
+                          "async_shutdown", "minimal_build", "buffer_add",
+                          "seed"}) | frozenset(CONVENTIONS)  # every feature: nothing
     # skipped or left unchecked (docs/adapter-contract.md: what each one means)
     closed_errors = (myfork.ComponentClosedError,)
     teardown_bound = 10.0
@@ -44,6 +45,8 @@ class MyForkAdapter(Adapter):
         budget = {} if spec.minimal_build else {
             "total_frames": spec.total_frames, "sync": spec.sync,
             "num_collectors": spec.num_collectors}
+        if spec.seed is not None:  # feature seed
+            budget["seed"] = spec.seed
         return myfork.RayCollector(
             # the policy: None (random) unless the scenario sends it weights (feature
             # weights: a CartPolePolicy module, conformance.policies)

@@ -33,7 +33,7 @@ class ReferenceAdapter(Adapter):
         "sync", "async", "buffer", "buffer_mode", "background", "evaluator", "named_evaluator",
         "shutdown_ray", "liveness", "ready_timeout", "per_actor_envs", "instances", "actor_options",
         "weights", "teardown_timeout", "context_manager", "async_shutdown", "minimal_build",
-        "buffer_add",
+        "buffer_add", "seed",
     }) | frozenset(CONVENTIONS)  # the conventions (conformance.judge.conventions): every one
     teardown_bound = 10.0
     log_names = ("impl",)
@@ -77,6 +77,8 @@ class ReferenceAdapter(Adapter):
             kwargs = {"frames_per_batch": spec.frames_per_batch} if spec.minimal_build else {
                 "frames_per_batch": spec.frames_per_batch, "total_frames": spec.total_frames,
                 "sync": spec.sync, "num_collectors": spec.num_collectors}
+            if spec.seed is not None:
+                kwargs["seed"] = spec.seed
             tuning = {"remote_configs": self._options(spec, "collector"), **bounds}
         else:
             args = [None]

@@ -593,6 +593,20 @@ def defaults(fixture, owner, comps=ALL):
             op("teardown", "collector")], spec={"minimal_build": True}, quick=True)
 
 
+def seeded(fixture, owner, comps=ALL):
+    """A collector built with a seed, iterated, torn down, and built again
+    with the same seed (feature ``seed``): both builds yield the same batches
+    (``seeded_batches_repeat``), as an experiment rerun from its seed must.
+    Sync, so that each batch stacks the actors in their order (an async
+    batch is whichever actor was ready first); 16 frames a batch."""
+    if "collector" not in comps:
+        return
+    build_and_read = [op("construct", "collector"), op("iterate", "collector", batches=2, digest=True),
+                      op("teardown", "collector")]
+    yield make("seeded", fixture, owner, "collector-rebuilt", [*build_and_read, *build_and_read],
+               spec={"seed": 7, "sync": True, "frames_per_batch": 16}, quick=True)
+
+
 def construction_failure(fixture, owner, comps=ALL):
     """Bad input: a clear error and no actor left behind. A collector with one
     env id per actor, one of them broken (``one_unknown_env``), is first built
@@ -857,6 +871,7 @@ FAMILIES = {
     "construction_failure": construction_failure,
     "call_arguments": call_arguments,
     "defaults": defaults,
+    "seeded": seeded,
     "exit": interpreter_exit,
     "env_helper": env_helpers,
     "signals": signals,

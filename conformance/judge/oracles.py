@@ -1564,6 +1564,38 @@ def repr_names_state(run: Run) -> list[Finding]:
     return out
 
 
+def seeded_batches_repeat(run: Run) -> list[Finding]:
+    """Collectors built with one seed (``Spec.seed``, feature ``seed``) and
+    the adapter's usual policy (the action space's random actions) yield the
+    same batches: the digests (``verbs.digest_of``: observations, actions,
+    next observations, rewards) of every ``iterate`` with ``digest`` agree
+    with the first one's, batch by batch, over the batches both yielded. A
+    seed that misses an actor's env or its action sampling (a fresh random
+    stream in every build) shows as a batch that differs. A batch without a
+    digest (no TensorDict of those entries) is unknown."""
+    if run.spec.seed is None:
+        return []
+    out: list = []
+    first = None
+    for r in run.op_records("iterate"):
+        if r["status"] != "ok" or not r["op"].get("args", {}).get("digest"):
+            continue
+        digests = (r.get("result") or {}).get("digests") or []
+        if any(d is None for d in digests):
+            out.append(unknown_at(r, ": a batch has no digest (not a TensorDict with observation, "
+                                     "action, next observation and reward: verbs.digest_of)"))
+            continue
+        if first is None:
+            first = (r, digests)
+            continue
+        differ = [b for b, (mine, theirs) in enumerate(zip(digests, first[1]), 1) if mine != theirs]
+        if differ:
+            out.append(at(r, f": batch {differ[0]} differs from batch {differ[0]} of "
+                             f"{label(first[0])}, a collector built with the same seed "
+                             f"({run.spec.seed}): the seed does not fix what it yields"))
+    return out
+
+
 def _answers(res: dict) -> list:
     """``[[seconds, value], ...]``: each change of a check_alive's answer
     (a record without them: its one final answer)."""
@@ -2163,7 +2195,7 @@ ORACLES = {
         teardown_within_bound,
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
-        batches_hold_steps, eval_episode_consistent,
+        batches_hold_steps, eval_episode_consistent, seeded_batches_repeat,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,

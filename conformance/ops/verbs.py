@@ -375,13 +375,38 @@ def actions_of(batch) -> list[list[int]] | None:
     return [sorted({int(a) for a in row.tolist()}) for row in rows]
 
 
-def _count(ctx, items, limit=None, read_actions=False) -> dict:
+#: the entries of a batch whose bytes ``digest_of`` reads: what the envs and
+#: the policy made (not a collector's own bookkeeping, ``collector``/``traj_ids``)
+DIGEST_KEYS = ("observation", "action", ("next", "observation"), ("next", "reward"))
+
+
+def digest_of(batch) -> str | None:
+    """A short hash of a batch's ``DIGEST_KEYS`` (their shapes, dtypes and
+    bytes, in that order); None for a batch that is no TensorDict or lacks
+    one of them."""
+    import hashlib
+
+    if not hasattr(batch, "batch_dims"):
+        return None
+    h = hashlib.sha256()
+    for key in DIGEST_KEYS:
+        value = batch.get(key, None)
+        if value is None:
+            return None
+        array = value.detach().cpu().contiguous().numpy()
+        h.update(f"{key}{array.shape}{array.dtype}".encode())
+        h.update(array.tobytes())
+    return h.hexdigest()[:16]
+
+
+def _count(ctx, items, limit=None, read_actions=False, digest=False) -> dict:
     """The batches and frames the collector yielded, each batch's frames
     (``sizes``: None where not measurable), with ``transition_batches`` what
-    each batch's steps say (``steps``: ``transitions.batch_steps``), and
-    with ``read_actions`` each batch's actions."""
+    each batch's steps say (``steps``: ``transitions.batch_steps``), with
+    ``read_actions`` each batch's actions, with ``digest`` each batch's
+    ``digest_of``."""
     read_steps = "transition_batches" in ctx.adapter.features
-    n, frames, sizes, steps, actions = 0, 0, [], [], []
+    n, frames, sizes, steps, actions, digests = 0, 0, [], [], [], []
     for batch in items:
         n += 1
         f = frames_of(batch)
@@ -392,11 +417,14 @@ def _count(ctx, items, limit=None, read_actions=False) -> dict:
             steps.append({"batch": n, **reading})
         if read_actions:
             actions.append(actions_of(batch))
+        if digest:
+            digests.append(digest_of(batch))
         if limit is not None and n >= limit:
             break  # an early break, as a user's loop does
     return {"batches": n, "frames": frames, "sizes": sizes,
             **({"steps": steps} if read_steps else {}),
-            **({"actions": actions} if read_actions else {})}
+            **({"actions": actions} if read_actions else {}),
+            **({"digests": digests} if digest else {})}
 
 
 def _iterate_script(op, api) -> list[str]:
@@ -430,7 +458,9 @@ def _iterated(model, op) -> None:
 @verb(IMPL, "iterate a collector k batches, then break (args: batches, may_fail: an "
             "actor is killed meanwhile, so a clear error is allowed; cause: the env "
             "fails midway, so it must raise, naming that cause; read_actions: record each "
-            "batch's distinct actions per actor, which weights_take_effect judges)",
+            "batch's distinct actions per actor, which weights_take_effect judges; digest: "
+            "record a hash of each batch's observations, actions and rewards, which "
+            "seeded_batches_repeat judges)",
       _surfaces_error,
       api_script=_iterate_script,
       use=Use("iterate", lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
@@ -442,7 +472,7 @@ def iterate(ctx, op):
     if batches <= 0:
         return {"batches": 0, "frames": 0}
     return _count(ctx, ctx.adapter.iterate(ctx.objects[op.target]), batches,
-                  bool(op.args.get("read_actions")))
+                  bool(op.args.get("read_actions")), bool(op.args.get("digest")))
 
 
 #: the exhaust verb's deadline on CartPole-v1: EXHAUST_BASE s plus

@@ -223,6 +223,47 @@ def test_a_failed_constructor_leaves_ray_as_it_found_it():
     assert "failed_build_leaves_ray_as_found" not in judge(run(failed(0, RAY), features=features))
 
 
+def test_collectors_built_with_one_seed_yield_the_same_batches():
+    def read(i, *digests):
+        return end(i, "iterate", "collector", args={"batches": 2, "digest": True},
+                   result={"batches": 2, "frames": 32, "sizes": [16, 16], "digests": list(digests)})
+
+    def run(second, seed=7):
+        return run_of([end(0, "construct", "collector"), read(1, "aa", "bb"),
+                       end(2, "teardown", "collector", result={"calls": []}),
+                       end(3, "construct", "collector"), second,
+                       end(5, "teardown", "collector", result={"calls": []})],
+                      spec={"seed": seed, "sync": True, "frames_per_batch": 16})
+
+    assert "seeded_batches_repeat" not in judge(run(read(4, "aa", "bb")))
+    assert judge(run(read(4, "aa", "cc")))["seeded_batches_repeat"] == [
+        "op 4 (iterate collector): batch 2 differs from batch 2 of op 1 (iterate collector), a "
+        "collector built with the same seed (7): the seed does not fix what it yields"]
+    # no seed in the spec: nothing to repeat; a batch without a digest: unknown
+    assert "seeded_batches_repeat" not in judge(run(read(4, "aa", "cc"), seed=None))
+    assert unknown(run(read(4, "aa", None)))["seeded_batches_repeat"] == [
+        "op 4 (iterate collector): a batch has no digest (not a TensorDict with observation, "
+        "action, next observation and reward: verbs.digest_of)"]
+
+
+def test_a_digest_reads_what_the_envs_and_the_policy_made():
+    import torch
+    from tensordict import TensorDict
+
+    from conformance.ops.verbs import digest_of
+
+    def batch(action):
+        return TensorDict({"observation": torch.zeros(2, 4), "action": torch.tensor(action),
+                           ("next", "observation"): torch.ones(2, 4),
+                           ("next", "reward"): torch.ones(2, 1),
+                           "collector": torch.tensor([7, 9])}, batch_size=[2])
+
+    assert digest_of(batch([0, 1])) == digest_of(batch([0, 1]).set("collector", torch.tensor([1, 2])))
+    assert digest_of(batch([0, 1])) != digest_of(batch([1, 1]))
+    assert digest_of(batch([0, 1]).exclude(("next", "reward"))) is None
+    assert digest_of([1, 2]) is None
+
+
 def test_liveness_that_never_reports_death_fails():
     r = end(0, "check_alive", "buffer", args={"expect": False},
             result={"expect": False, "value": True, "elapsed": 5.1, "within": 5.0})
