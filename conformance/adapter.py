@@ -105,7 +105,8 @@ FEATURES = {
                   "is not done within timeout (having waited it) or nothing is pending. "
                   "A step budget it cannot run (0, 2.5) is refused by submit() itself, at "
                   "once. Without it (the adapter emulates submit): use_after_close_clear_error "
-                  "of submit() after teardown, poll_waits_its_timeout, "
+                  "of submit() after teardown, poll_waits_its_timeout, calls_within_timeout "
+                  "of a poll (an emulated poll runs the evaluation), "
                   "poll_returns_each_result_once and fails_clearly of a refused budget are not "
                   "checked (the eval worker's constructor may refuse it instead)",
     "num_collectors": "the collector takes the number of its actors (num_collectors) apart "

@@ -91,6 +91,8 @@ CONVENTIONS = {c.feature: c for c in (
         "use_after_close_clear_error": lambda op, s: op.verb == "use"
         and op.args.get("call") == "submit",
         "poll_waits_its_timeout": lambda op, s: op.verb == "poll",
+        # an emulated poll runs the evaluation: its timeout is the convention's
+        "calls_within_timeout": lambda op, s: op.verb == "poll",
         "poll_returns_each_result_once": lambda op, s: op.verb == "poll",
         "fails_clearly": _refuses_budget,
     }, may_refuse=_builds_for_a_refused_budget),

@@ -51,7 +51,8 @@ def test_features_components_and_catalog(adapter):
     # sweep/*/impl/impl-then-user asks shutdown_ray=True, which RLlib lacks
     assert {tuple(v) for v in skipped.values()} == {("named_evaluator",), ("per_actor_envs",),
                                                     ("shutdown_ray",), ("teardown_timeout",),
-                                                    ("context_manager",), ("async_shutdown",)}
+                                                    ("context_manager",), ("async_shutdown",),
+                                                    ("minimal_build",), ("seed",)}
     # an EnvRunnerGroup has no coroutine teardown: the collector's awaited one is skipped
     assert {i for i, why in skipped.items() if why == ["async_shutdown"]} == {
         "async_teardown/multinode/user/collector",
@@ -85,7 +86,11 @@ def test_features_components_and_catalog(adapter):
     # and the collector's coroutine teardown (async_shutdown: RLlib has none), two owners;
     # a second named worker of a taken name on the implementation's runtime (named_evaluator)
     # and a collector whose actors are restartable (max_restarts, an actor option)
-    assert (len(quick), len(skipped)) == (73, 20)
+    # then a collector built with only frames_per_batch (minimal_build) and one rebuilt
+    # from its seed (seed), both skipped; a handle on a missing name, two owners
+    # (named_evaluator); an unknown env on the implementation's runtime, and the eval
+    # worker's peek while an evaluation runs, both run
+    assert (len(quick), len(skipped)) == (79, 24)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
