@@ -381,6 +381,23 @@ def _poll_default_blocks(base):
     return Evaluator
 
 
+def _seed_ignored(base):
+    class Collector(base):
+        def __init__(self, *args, seed=None, **kwargs):
+            # "seed: accepted for torchrl's signature", never passed on
+            super().__init__(*args, **kwargs)
+
+    return Collector
+
+
+def _budget_default_zero(base):
+    class Collector(base):
+        def __init__(self, *args, total_frames=0, **kwargs):  # "0: no budget set"
+            super().__init__(*args, total_frames=total_frames, **kwargs)
+
+    return Collector
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1645,6 +1662,25 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("call_arguments/*/user/evaluator-peek-while-running", "fail",
                ("calls_within_timeout",)),),
         {"evaluator": _poll_default_blocks},
+    ),
+    Regression(
+        "seed-ignored",
+        "the collector takes a seed and never passes it on: two collectors built with one "
+        "seed yield different batches, so no experiment reruns from its seed",
+        "an argument kept for API compatibility and dropped (mutation analysis: survivors "
+        "impl/rollout.py:85 of tree 300f2f5, the action space seeded only without a seed, "
+        "which no scenario built with one)",
+        (Catch("seeded/*/user/collector-rebuilt", "fail", ("seeded_batches_repeat",)),),
+        {"collector": _seed_ignored},
+    ),
+    Regression(
+        "budget-default-zero",
+        "the collector's total_frames defaults to 0, read as 'no budget set' where the "
+        "contract's default is endless (-1): a collector built without it yields nothing",
+        "a default misread at its boundary (mutation analysis: survivors impl/collector.py:64 "
+        "of tree 300f2f5, the default budget, which every scenario passed explicitly)",
+        (Catch("defaults/*/user/collector-minimal", "fail", ("batch_counts",)),),
+        {"collector": _budget_default_zero},
     ),
     Regression(
         "kill-allows-restart",
