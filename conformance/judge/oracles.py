@@ -24,6 +24,7 @@ from conformance.judge.conventions import not_checked
 from conformance.judge.findings import Finding, at, in_run, label, unknown_at, unknown_in_run
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
 from conformance.ops.runtime_watch import session_of
+from conformance.ops.samples import OBSERVATION_ROW
 from conformance.ops.verbs import HARNESS, UNKNOWN_ENV_ID, VERBS
 from conformance.ops.scenario import Scenario
 from conformance.ops.targets import kind_of
@@ -901,6 +902,10 @@ def _sampled_rows_written(r: dict) -> list[Finding]:
                               f"{res.get('rows_unreadable', 'not recorded')} (the adapter's "
                               "sample() returns a TensorDict or a mapping of arrays, "
                               "conformance/adapter.py)")]
+    if "observation_row" in res:
+        return [at(r, f": the rows sample() returned have observations of shape "
+                      f"{res['observation_row']} each, where every row written had one of "
+                      f"{list(OBSERVATION_ROW)} (CartPole's): they are not the rows written")]
     if res["unwritten"]:
         return [at(r, f": {res['unwritten']} of the {res['rows']} rows sample() returned "
                       f"were never written ({', '.join(res.get('keys', []))} all zero: no "

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 #: all zero; the others (actions, done flags, a buffer's own ``index``) may be
 ROW_KEYS = ("observation", ("next", "observation"), ("next", "reward"))
 REWARD = ("next", "reward")
+#: the shape of one row's observation: CartPole's, and the driver's rows' too
+OBSERVATION_ROW = (4,)
 
 
 def as_array(value):
@@ -43,7 +45,9 @@ def entry(data, key):
 def sampled_rows(data) -> dict:
     """``{"rows": n, "unwritten": k, "keys": [...]}``: of the ``n`` rows of
     ``data`` (a TensorDict, or a mapping of arrays whose first dimension is
-    the row), ``k`` have every entry of ``ROW_KEYS`` present zero;
+    the row), ``k`` have every entry of ``ROW_KEYS`` present zero (and
+    ``"observation_row"``, the shape of one row's observation, where it is not
+    ``OBSERVATION_ROW``);
     ``{"entry_missing": "next/reward", "keys": [...]}`` when it has no
     ``("next", "reward")``, which every row written has (the driver's own rows
     have zero observations: the reward alone tells them from a slot nothing
@@ -79,8 +83,14 @@ def _sampled_rows(data) -> dict:
             return {"rows_unreadable": f"entry {key!r} has shape {list(value.shape)}, "
                                        f"not {n} rows"}
         written |= np.any(value.reshape(n, -1) != 0, axis=1)
-    return {"rows": int(n), "unwritten": int(n - written.sum()),
-            "keys": ["/".join(k) if isinstance(k, tuple) else k for k, _ in found]}
+    out = {"rows": int(n), "unwritten": int(n - written.sum()),
+           "keys": ["/".join(k) if isinstance(k, tuple) else k for k, _ in found]}
+    observation = dict(found).get("observation")
+    if observation is not None and tuple(observation.shape[1:]) != OBSERVATION_ROW:
+        # a buffer that stores or returns rows of another shape (a whole batch in each
+        # slot) hands back what no write wrote
+        out["observation_row"] = list(observation.shape[1:])
+    return out
 
 
 def _keys(data) -> list:

@@ -1422,6 +1422,13 @@ def test_sampled_rows_that_no_write_filled_fail_data_kept_and_unreadable_ones_ar
     assert read == {"rows": 2, "unwritten": 1,
                     "keys": ["observation", "next/observation", "next/reward"]}
     assert sampled_rows(batch([1.0]))["unwritten"] == 0  # a driver's row: zeros, reward 1
+    # a whole batch in each slot: rows of another shape than any write's
+    wide = sampled_rows({"observation": np.ones((3, 64, 4)), "next": {"reward": np.ones((3, 1))}})
+    assert wide["observation_row"] == [64, 4]
+    recs = [end(0, "construct", "buffer"), end(1, "sample", "buffer", result={"numel": 3, **wide})]
+    assert judge(run_of(recs))["data_kept"] == [
+        "op 1 (sample buffer): the rows sample() returned have observations of shape [64, 4] "
+        "each, where every row written had one of [4] (CartPole's): they are not the rows written"]
     # a mapping of arrays, nested as the TensorDict is
     assert sampled_rows({"observation": np.zeros((3, 4)),
                          "next": {"reward": np.ones((3, 1))}})["unwritten"] == 0
