@@ -200,7 +200,9 @@ class Spec:
     ready_timeout: float | None = 60.0
     #: the collector's policy: None, the adapter's usual one (random actions);
     #: "module", a ``conformance.policies.CartPolePolicy()``, an nn.Module whose
-    #: weights the ``weights`` verb replaces (feature ``weights``)
+    #: weights the ``weights`` verb replaces (feature ``weights``); "tdmodule",
+    #: the same wrapped as torchrl users write policies, a TensorDictModule
+    #: (``conformance.policies.CartPoleTDPolicy``)
     policy: str | None = None
     teardown_timeout: float = 10.0
     #: build every component as a user copying its docstring would: the

@@ -41,6 +41,33 @@ class CartPolePolicy(nn.Module):
         return self.linear(observation).argmax(-1)
 
 
+class CartPoleActor(nn.Module):
+    """``CartPolePolicy`` as an actor network: ``observation -> (logits, action)``."""
+
+    def __init__(self, action: int = 0):
+        super().__init__()
+        self.policy = CartPolePolicy(action)
+
+    def forward(self, observation):
+        logits = self.policy.linear(observation)
+        return logits, logits.argmax(-1)
+
+
+def CartPoleTDPolicy(action: int = 0):
+    """The policy as torchrl users write one: a TensorDictModule reading
+    ``observation`` and writing ``logits`` and ``action`` (as a torchrl actor
+    writes its distribution's parameters beside the action). Called on a
+    plain tensor it returns both: only its ``action`` entry is the action."""
+    from tensordict.nn import TensorDictModule
+
+    return TensorDictModule(CartPoleActor(action), in_keys=["observation"],
+                            out_keys=["logits", "action"])
+
+
+#: the policies a collector may be built with (``Spec.policy``), by name
+POLICIES = {"module": CartPolePolicy, "tdmodule": CartPoleTDPolicy}
+
+
 def weights_of(form: str, action: int):
     """The weights of ``CartPolePolicy(action)`` as a user sends them: the
     module itself, a TensorDict, a nested dict of tensors; ``"list"``: a
@@ -59,4 +86,4 @@ def weights_of(form: str, action: int):
 
 #: what a standalone script defines for them (``Verb.script_header``)
 HELPERS = ("import torch", "from tensordict import TensorDict", "from torch import nn",
-           CartPolePolicy, weights_of)
+           CartPolePolicy, CartPoleActor, CartPoleTDPolicy, weights_of)

@@ -20,11 +20,11 @@ def policy_of(spec: Spec):
     builds it with one whose weights it sends (``Spec.policy``)."""
     if spec.policy is None:
         return None
-    if spec.policy != "module":
-        raise ValueError(f"unknown policy {spec.policy!r}: None or 'module'")
-    from conformance.policies import CartPolePolicy  # torch: only a driver that needs it
+    from conformance.policies import POLICIES  # torch: only a driver that needs it
 
-    return CartPolePolicy()
+    if spec.policy not in POLICIES:
+        raise ValueError(f"unknown policy {spec.policy!r}: None or one of {sorted(POLICIES)}")
+    return POLICIES[spec.policy]()
 
 
 class ReferenceAdapter(Adapter):
@@ -168,7 +168,10 @@ class ReferenceAdapter(Adapter):
             if target == "collector":
                 kwargs = {**kwargs, "replay_buffer": snippets.Code("buffer" if a.get("buffer") else "None")}
                 if spec.policy is not None:  # conformance.policies's, in the script's header
-                    args = [args[0], snippets.Code("CartPolePolicy()"), *args[2:]]
+                    from conformance.policies import POLICIES
+
+                    made = POLICIES[spec.policy].__name__
+                    args = [args[0], snippets.Code(f"{made}()"), *args[2:]]
             if kwargs.get("namespace") == spec.namespace:
                 kwargs["namespace"] = snippets.Code("NAMESPACE")
             cls = {"buffer": "RayReplayBuffer", "collector": "RayCollector",

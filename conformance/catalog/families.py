@@ -833,6 +833,12 @@ def weights(fixture, owner, comps=ALL):
         op("weights", "collector", form="tensordict", action=0, workers=[0]), _acts(),
         op("weights", "collector", form="dict", action=0, workers=1), _acts(),
         op("teardown", "collector")], quick=True)
+    # a policy as torchrl users write one, a TensorDictModule: called on a
+    # TensorDict of the observation, its "action" entry acted on (the built
+    # action in every batch: weights_take_effect)
+    yield make("weights", fixture, owner, "tdmodule-policy", [
+        op("construct", "collector", sync=True, **place_args(fixture, "collector"),
+           policy="tdmodule"), _acts(2), op("teardown", "collector")], quick=True)
     for form in WEIGHT_FORMS:
         yield make("weights", fixture, owner, form, [
             *built, _acts(), op("weights", "collector", form=form, action=1), _acts(2),

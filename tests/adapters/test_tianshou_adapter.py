@@ -73,11 +73,12 @@ def test_features_components_and_catalog(adapter):
         "defaults/multinode/user/collector-minimal": ["minimal_build"],
         "seeded/multinode/user/collector-rebuilt": ["seed"],
     }
-    # the weights family's two quick scenarios run without the feature (their weights
+    # the weights family's three quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped: in the count, not in skipped
     assert {i for i in ids if i.startswith("weights/")} == {
         "weights/multinode/user/forms-and-workers",
-        "weights/multinode/user/collector-sigkill>weights"}
+        "weights/multinode/user/collector-sigkill>weights",
+        "weights/multinode/user/tdmodule-policy"}
     # a collector of one actor; envs with a helper process (local only)
     assert {"early_break/multinode/user/sync-1-actor-after-2",
             "env_helper/local/user/all~no-buffer-evaluator"} <= ids
@@ -88,8 +89,9 @@ def test_features_components_and_catalog(adapter):
     # many) and two exhaustions on the implementation's own runtime
     # and the collector's coroutine teardown (async_shutdown), two owners, and a
     # collector with restartable actors; then its repr read (use_after_close, as ever),
-    # an unknown env on the implementation's runtime, a minimal and a seeded build
-    assert len(quick) == 53
+    # an unknown env on the implementation's runtime, a minimal and a seeded build; a
+    # TensorDictModule policy (weights family: run, its policy the adapter's own)
+    assert len(quick) == 54
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -87,11 +87,12 @@ def test_a_list_of_tensors_is_refused_with_a_type_error():
         as_weights(weights_of("list", 1))
 
 
-def test_the_weights_family_sends_every_form_and_marks_two_quick_on_multinode():
+def test_the_weights_family_sends_every_form_and_marks_three_quick_on_multinode():
     full = [s for s in catalog.scenarios(profile="full") if s.family == "weights"]
     quick = {s.id for s in catalog.scenarios(profile="quick") if s.family == "weights"}
     assert quick == {"weights/multinode/user/forms-and-workers",
-                     "weights/multinode/user/collector-sigkill>weights"}
+                     "weights/multinode/user/collector-sigkill>weights",
+                     "weights/multinode/user/tdmodule-policy"}
     forms = {op.args.get("form") for s in full for op in s.ops if op.verb == "weights"}
     assert forms == {"module", "tensordict", "dict", "list"}
     # the catalog's forms are the ones conformance.policies makes (which imports torch)
@@ -102,7 +103,8 @@ def test_the_weights_family_sends_every_form_and_marks_two_quick_on_multinode():
     for s in full:
         assert "weights" not in s.requires  # optional: unsupported, not skipped
         built = [op for op in s.ops if op.verb == "construct" and op.target == "collector"]
-        assert built and all(op.args.get("policy") == "module" for op in built), s.id
+        # a policy module, or the same as a TensorDictModule (tdmodule-policy)
+        assert built and all(op.args.get("policy") in ("module", "tdmodule") for op in built), s.id
         # an action read is judged on sync batches only (one row per actor)
         if any(op.args.get("read_actions") for op in s.ops):
             assert all(op.args.get("sync") for op in built), s.id
@@ -131,10 +133,17 @@ def test_a_weights_script_defines_the_policy_once_and_sends_each_form():
     assert text.count("class CartPolePolicy(nn.Module):") == 1
     assert text.count("def weights_of(form") == 1
     assert "    CartPolePolicy()," in text
-    assert "collector.update_policy_weights_(weights_of('tensordict', 0), worker_ids=[0])" in text
-    assert "collector.update_policy_weights_(weights_of('dict', 0), worker_ids=1)" in text
+    # by the documented keyword names, as the reference adapter calls it
+    assert ("collector.update_policy_weights_(policy_or_weights=weights_of('tensordict', 0), "
+            "worker_ids=[0])") in text
+    assert ("collector.update_policy_weights_(policy_or_weights=weights_of('dict', 0), "
+            "worker_ids=1)") in text
     assert "    seen.append([sorted(set(row.tolist())) for row in rows])" in text
     compile(text, "weights.py", "exec")
     after = generate(catalog.find("weights/local/user/after-teardown"), ReferenceAdapter())
     assert "return repr(collector.update_policy_weights_(weights_of('module', 1)))" in after
     compile(after, "after.py", "exec")
+    # a TensorDictModule policy: built from the script's own copy of it
+    td = generate(catalog.find("weights/multinode/user/tdmodule-policy"), ReferenceAdapter())
+    assert td.count("def CartPoleTDPolicy(") == 1 and "    CartPoleTDPolicy()," in td
+    compile(td, "td.py", "exec")
