@@ -137,8 +137,9 @@ FEATURES = {
     "quiet_when_healthy": "a run where nothing failed and nothing was refused (plain calls, "
                           "each ok, background work included, no shutdown_ray asked: "
                           "oracles._healthy) logs no WARNING under the loggers "
-                          "Adapter.log_names names. Without it: quiet_when_healthy is not "
-                          "checked",
+                          "Adapter.log_names names, nor shows a Python warning attributed to "
+                          "the code of the packages of those names. Without it: "
+                          "quiet_when_healthy is not checked",
     "leaves_ray_as_found": "a constructor that raises leaves the driver's Ray as it found it: "
                            "not initialized if it was not (a runtime started for the failed "
                            "build is ended), still up if it was. Without it: "

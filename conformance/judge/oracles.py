@@ -1816,8 +1816,8 @@ def quiet_when_healthy(run: Run) -> list[Finding]:
     logs no WARNING: a warning on every normal teardown (a thread "not
     stopped in time" that was, a note about a request nobody made) buries
     the ones that matter. Read from what the implementation logged in the
-    driver (``conformance.ops.log_capture``); ERROR is
-    ``unraised_error_logged``'s. Rests on the ``quiet_when_healthy``
+    driver, and the Python warnings attributed to its code there
+    (``conformance.ops.log_capture``); ERROR is ``unraised_error_logged``'s. Rests on the ``quiet_when_healthy``
     convention."""
     if run.features is not None and "quiet_when_healthy" not in run.features:
         return []  # its findings tied to no op too: judged only under the convention

@@ -14,10 +14,19 @@ Records of Ray's workers are not the driver's, and the interpreter exit's
 (atexit teardowns) come after the history is closed: neither is recorded;
 a record that comes while the history closes is dropped, never printed as a
 logging error.
+
+A Python warning (``warnings.warn``, also one a library raises on the
+implementation's behalf, as torch's "non-writable NumPy array") that the
+warnings filters show and that is attributed to a file of the implementation's
+packages (the modules the adapter's logger names name) is recorded the same
+way, at ``WARNING`` under the logger ``py.warnings``: the user sees it as
+they see a logged warning. It is shown as before.
 """
 from __future__ import annotations
 
 import logging
+import os
+import warnings
 
 #: the characters of a record's message kept
 MESSAGE_MAX = 500
@@ -69,3 +78,56 @@ class LogCapture(logging.Handler):
     def remove(self) -> None:
         for name in self.names:
             logging.getLogger(name).removeHandler(self)
+
+
+def _package_dirs(names: tuple) -> tuple:
+    """The directories of the packages (or modules) named ``names``, found
+    without importing them; the ones not found are left out."""
+    from importlib.util import find_spec
+
+    out = []
+    for name in names:
+        try:
+            spec = find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            out += [os.path.realpath(d) + os.sep for d in spec.submodule_search_locations]
+        elif spec.origin:
+            out.append(os.path.realpath(spec.origin))
+    return tuple(out)
+
+
+class WarningCapture:
+    """Records the Python warnings attributed to the implementation's files
+    (``names``: its packages, as ``Adapter.log_names``) through ``write``,
+    with the op ``where()`` says, and shows every warning as before."""
+
+    def __init__(self, names: tuple, write, where) -> None:
+        self.dirs = _package_dirs(names)
+        self.write = write
+        self.where = where
+        self._shown = None
+
+    def _show(self, message, category, filename, lineno, file=None, line=None):
+        path = os.path.realpath(filename or "")
+        if any(path == d or path.startswith(d) for d in self.dirs):
+            try:
+                running, last = self.where()
+                self.write({"phase": "log", "i": running, "after": last, "level": "WARNING",
+                            "logger": "py.warnings",
+                            "message": (f"{category.__name__}: {message} "
+                                        f"({os.path.basename(path)}:{lineno})")[:MESSAGE_MAX]})
+            except Exception:  # noqa: BLE001 - the history closing, as LogCapture.emit
+                pass
+        self._shown(message, category, filename, lineno, file, line)
+
+    def install(self) -> "WarningCapture":
+        self._shown, warnings.showwarning = warnings.showwarning, self._show
+        return self
+
+    def remove(self) -> None:
+        if warnings.showwarning == self._show:
+            warnings.showwarning = self._shown

@@ -26,7 +26,7 @@ from conformance.ops.budgets import FINAL_PROBE_DEADLINE, INIT_DEADLINE, PEER_DE
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, History, HistoryWriter, \
     describe_error, read_history
 from conformance.ops.interrupts import Interrupts, check_interrupts
-from conformance.ops.log_capture import LogCapture
+from conformance.ops.log_capture import LogCapture, WarningCapture
 from conformance.run.peer import PeerStandby
 from conformance.ops.runtime_watch import RuntimeWatch, ray_identity
 from conformance.ops.scenario import Op, Scenario
@@ -658,19 +658,22 @@ def run_scenario_ops(request: dict, writer: HistoryWriter, standby) -> Context:
     # gets the watched one
     watch = RuntimeWatch(writer.write, writer.now)
     watched = watch.install()
-    logs = None
+    logs = shown = None
     try:
         ctx = Context(request, standby)
         ctx.baseline_threads = baseline
         ctx.runtime_watch = watch
         watch.where = lambda: ((ctx.running_op or {}).get("i"), ctx.last_op)
         logs = LogCapture(ctx.adapter.log_names, writer.write, watch.where).install()
+        shown = WarningCapture(ctx.adapter.log_names, writer.write, watch.where).install()
         check_interrupts(ctx.scenario.ops)
         ctx.interrupts = Interrupts(writer)
         return _setup_ops_and_final(ctx, writer, baseline, standby, watched)
     finally:
         if logs is not None:
             logs.remove()
+        if shown is not None:
+            shown.remove()
         watch.stop()
 
 

@@ -86,3 +86,32 @@ def test_a_record_the_closing_history_cannot_take_is_dropped_quietly(capsys):
     finally:
         capture.remove()
     assert capsys.readouterr().err == "while the driver exits\n"  # no "--- Logging error ---"
+
+
+def test_a_python_warning_from_the_implementations_code_is_recorded_and_still_shown():
+    import warnings
+
+    import numpy as np
+
+    from conformance.ops.log_capture import WarningCapture
+    from impl.batches import from_flat
+
+    written, shown = [], []
+    before = warnings.showwarning
+    warnings.showwarning = lambda *a, **k: shown.append(a[0])
+    capture = WarningCapture(("impl",), written.append, lambda: (4, 3)).install()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = capture._show  # catch_warnings saved and restores the hook
+            # torch's warning for a non-writable array, raised on impl's behalf: the
+            # reference copies read-only arrays, so only a warning of impl's own file
+            warnings.warn_explicit("from impl", UserWarning, from_flat.__code__.co_filename, 7)
+            warnings.warn("from the test itself", UserWarning)
+            from_flat({"x": np.zeros((2, 1))})  # writable: no warning
+    finally:
+        capture.remove()
+        warnings.showwarning = before
+    assert written == [{"phase": "log", "i": 4, "after": 3, "level": "WARNING",
+                        "logger": "py.warnings", "message": "UserWarning: from impl (batches.py:7)"}]
+    assert [str(m) for m in shown] == ["from impl", "from the test itself"]
