@@ -203,7 +203,8 @@ class Spec:
     #: "module", a ``conformance.policies.CartPolePolicy()``, an nn.Module whose
     #: weights the ``weights`` verb replaces (feature ``weights``); "tdmodule",
     #: the same wrapped as torchrl users write policies, a TensorDictModule
-    #: (``conformance.policies.CartPoleTDPolicy``)
+    #: (``conformance.policies.CartPoleTDPolicy``); "function", a plain function
+    #: returning a Python int (``conformance.policies.CartPoleFunctionPolicy``)
     policy: str | None = None
     teardown_timeout: float = 10.0
     #: build every component as a user copying its docstring would: the

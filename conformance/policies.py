@@ -64,8 +64,23 @@ def CartPoleTDPolicy(action: int = 0):
                             out_keys=["logits", "action"])
 
 
+def fixed_action(observation, action: int = 0) -> int:
+    """A policy as a plain function: ``action`` whatever the observation, a
+    Python int (no tensor)."""
+    return action
+
+
+def CartPoleFunctionPolicy(action: int = 0):
+    """``fixed_action`` bound to ``action``: a plain callable policy, picklable
+    by reference (Ray workers import this module)."""
+    import functools
+
+    return functools.partial(fixed_action, action=action)
+
+
 #: the policies a collector may be built with (``Spec.policy``), by name
-POLICIES = {"module": CartPolePolicy, "tdmodule": CartPoleTDPolicy}
+POLICIES = {"module": CartPolePolicy, "tdmodule": CartPoleTDPolicy,
+            "function": CartPoleFunctionPolicy}
 
 
 def weights_of(form: str, action: int):
@@ -86,4 +101,5 @@ def weights_of(form: str, action: int):
 
 #: what a standalone script defines for them (``Verb.script_header``)
 HELPERS = ("import torch", "from tensordict import TensorDict", "from torch import nn",
-           CartPolePolicy, CartPoleActor, CartPoleTDPolicy, weights_of)
+           CartPolePolicy, CartPoleActor, CartPoleTDPolicy, fixed_action, CartPoleFunctionPolicy,
+           weights_of)

@@ -835,10 +835,12 @@ def weights(fixture, owner, comps=ALL):
         op("teardown", "collector")], quick=True)
     # a policy as torchrl users write one, a TensorDictModule: called on a
     # TensorDict of the observation, its "action" entry acted on (the built
-    # action in every batch: weights_take_effect)
-    yield make("weights", fixture, owner, "tdmodule-policy", [
-        op("construct", "collector", sync=True, **place_args(fixture, "collector"),
-           policy="tdmodule"), _acts(2), op("teardown", "collector")], quick=True)
+    # action in every batch: weights_take_effect);
+    # and as a plain function returning a Python int, no tensor
+    for policy in ("tdmodule", "function"):
+        yield make("weights", fixture, owner, f"{policy}-policy", [
+            op("construct", "collector", sync=True, **place_args(fixture, "collector"),
+               policy=policy), _acts(2), op("teardown", "collector")], quick=True)
     for form in WEIGHT_FORMS:
         yield make("weights", fixture, owner, form, [
             *built, _acts(), op("weights", "collector", form=form, action=1), _acts(2),

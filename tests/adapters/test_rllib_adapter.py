@@ -60,12 +60,13 @@ def test_features_components_and_catalog(adapter):
     # an EnvRunnerGroup is no context manager: the collector's with block is skipped
     assert {i for i, why in skipped.items() if why == ["context_manager"]} == {
         "with_block/multinode/user/collector", "with_block/multinode/impl/collector"}
-    # the weights family's three quick scenarios run without the feature (their weights
+    # the weights family's four quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped
     weights = {i for i in ids if i.startswith("weights/")}
     assert weights == {"weights/multinode/user/forms-and-workers",
                        "weights/multinode/user/collector-sigkill>weights",
-                       "weights/multinode/user/tdmodule-policy"}
+                       "weights/multinode/user/tdmodule-policy",
+                       "weights/multinode/user/function-policy"}
     assert "weights" not in adapter.features and not weights & set(skipped)
     # a collector of one actor; envs with a helper process (local only)
     assert {"early_break/multinode/user/sync-1-actor-after-2",
@@ -92,8 +93,9 @@ def test_features_components_and_catalog(adapter):
     # (named_evaluator); an unknown env on the implementation's runtime, and the eval
     # worker's peek while an evaluation runs, both run; the user's restart under a
     # teardown asked to end the implementation's runtime (shutdown_ray: skipped); a
-    # TensorDictModule policy (weights family: run, its policy the adapter's own)
-    assert (len(quick), len(skipped)) == (81, 25)
+    # TensorDictModule policy and a function policy (weights family: run, their
+    # policy the adapter's own)
+    assert (len(quick), len(skipped)) == (82, 25)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

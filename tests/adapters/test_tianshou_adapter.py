@@ -73,12 +73,13 @@ def test_features_components_and_catalog(adapter):
         "defaults/multinode/user/collector-minimal": ["minimal_build"],
         "seeded/multinode/user/collector-rebuilt": ["seed"],
     }
-    # the weights family's three quick scenarios run without the feature (their weights
+    # the weights family's four quick scenarios run without the feature (their weights
     # ops recorded unsupported), never skipped: in the count, not in skipped
     assert {i for i in ids if i.startswith("weights/")} == {
         "weights/multinode/user/forms-and-workers",
         "weights/multinode/user/collector-sigkill>weights",
-        "weights/multinode/user/tdmodule-policy"}
+        "weights/multinode/user/tdmodule-policy",
+        "weights/multinode/user/function-policy"}
     # a collector of one actor; envs with a helper process (local only)
     assert {"early_break/multinode/user/sync-1-actor-after-2",
             "env_helper/local/user/all~no-buffer-evaluator"} <= ids
@@ -90,8 +91,9 @@ def test_features_components_and_catalog(adapter):
     # and the collector's coroutine teardown (async_shutdown), two owners, and a
     # collector with restartable actors; then its repr read (use_after_close, as ever),
     # an unknown env on the implementation's runtime, a minimal and a seeded build; a
-    # TensorDictModule policy (weights family: run, its policy the adapter's own)
-    assert len(quick) == 54
+    # TensorDictModule policy and a function policy (weights family: run, their
+    # policy the adapter's own)
+    assert len(quick) == 55
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -87,12 +87,13 @@ def test_a_list_of_tensors_is_refused_with_a_type_error():
         as_weights(weights_of("list", 1))
 
 
-def test_the_weights_family_sends_every_form_and_marks_three_quick_on_multinode():
+def test_the_weights_family_sends_every_form_and_marks_four_quick_on_multinode():
     full = [s for s in catalog.scenarios(profile="full") if s.family == "weights"]
     quick = {s.id for s in catalog.scenarios(profile="quick") if s.family == "weights"}
     assert quick == {"weights/multinode/user/forms-and-workers",
                      "weights/multinode/user/collector-sigkill>weights",
-                     "weights/multinode/user/tdmodule-policy"}
+                     "weights/multinode/user/tdmodule-policy",
+                     "weights/multinode/user/function-policy"}
     forms = {op.args.get("form") for s in full for op in s.ops if op.verb == "weights"}
     assert forms == {"module", "tensordict", "dict", "list"}
     # the catalog's forms are the ones conformance.policies makes (which imports torch)
@@ -103,8 +104,9 @@ def test_the_weights_family_sends_every_form_and_marks_three_quick_on_multinode(
     for s in full:
         assert "weights" not in s.requires  # optional: unsupported, not skipped
         built = [op for op in s.ops if op.verb == "construct" and op.target == "collector"]
-        # a policy module, or the same as a TensorDictModule (tdmodule-policy)
-        assert built and all(op.args.get("policy") in ("module", "tdmodule") for op in built), s.id
+        # a policy module, or the same as a TensorDictModule or a function (*-policy)
+        assert built and all(op.args.get("policy") in ("module", "tdmodule", "function")
+                             for op in built), s.id
         # an action read is judged on sync batches only (one row per actor)
         if any(op.args.get("read_actions") for op in s.ops):
             assert all(op.args.get("sync") for op in built), s.id
