@@ -1701,16 +1701,18 @@ def _log_op(run: Run, record: dict):
     return run.history.ends.get(i) if i is not None else None
 
 
-def _nothing_failed(run: Run, verbs: tuple = PLAIN_VERBS) -> bool:
+def _nothing_failed(run: Run, verbs: tuple = PLAIN_VERBS, closed_calls: bool = False) -> bool:
     """Only plain verbs (``PLAIN_VERBS``), each ok; no component built
     infeasible, unready or to fail, none expected dead (``check_alive``
     with ``expect=False``), no with block whose body raised (the user's
     error passes through its ``__exit__``); the suite's healthy envs only (not the
     one that fails, hangs or needs a helper: the catalog's ``env_id`` unset
-    or CartPole)."""
+    or CartPole). ``closed_calls``: a call after teardown (``use``) that
+    raised the adapter's closed error counts as ok, the contract's outcome."""
     env = run.scenario.spec.get("env_id")
     return (env in (None, "CartPole-v1")
-            and all(r["op"]["verb"] in verbs and r["status"] == "ok"
+            and all((r["op"]["verb"] in verbs and r["status"] == "ok"
+                     or closed_calls and _raised_closed(run, r))
                     and not {"fail", "infeasible"} & set(r["op"].get("args", {}))
                     and r["op"].get("args", {}).get("ready", True) is not False
                     and r["op"].get("args", {}).get("expect", True) is not False
@@ -1780,6 +1782,13 @@ def unraised_error_logged(run: Run) -> list[Finding]:
     return out
 
 
+def _raised_closed(run: Run, r: dict) -> bool:
+    """Op record ``r`` is a call after teardown that raised the adapter's
+    closed error (``Adapter.closed_errors``)."""
+    return (r["op"]["verb"] == "use" and r["status"] == "raised"
+            and (r.get("error") or {}).get("type") in run.closed_errors)
+
+
 def _healthy(run: Run) -> bool:
     """Nothing failed (``_nothing_failed``), background work allowed, and
     nothing asked that the implementation may rightly warn it does not do:
@@ -1789,8 +1798,10 @@ def _healthy(run: Run) -> bool:
     teardowns is a program's normal end (the components' actors end with
     the runtime), unless a named eval worker was built (its actor is
     detached: that it may outlive the runtime is worth a warning) or
-    background work started (its thread loses Ray under it)."""
-    if not _nothing_failed(run, PLAIN_VERBS + ("start", "ray_shutdown")):
+    background work started (its thread loses Ray under it). A call after
+    teardown that raised the declared closed error is the contract's normal
+    outcome, nothing to warn about either."""
+    if not _nothing_failed(run, PLAIN_VERBS + ("start", "ray_shutdown"), closed_calls=True):
         return False
     if any(r["op"].get("args", {}).get("shutdown_ray") for r in run.history.ops):
         return False

@@ -1616,6 +1616,17 @@ def test_a_healthy_run_logs_no_warning():
     assert "quiet_when_healthy" not in judge(run_of([*named, warning(2, "Ray is gone")]))
     started = [*built, end(3, "ray_shutdown"), end(4, "teardown", "collector", result={"calls": []})]
     assert "quiet_when_healthy" not in judge(run_of([*started, warning(4)]))
+    # a call after teardown that raised the closed error is the contract's outcome;
+    # one that raised anything else is use_after_close_clear_error's, not judged here
+    def used(error):
+        return [end(0, "construct", "buffer"), end(1, "ray_shutdown"),
+                end(2, "use", "buffer", args={"call": "sample"}, status="raised", error=error),
+                end(3, "teardown", "buffer", result={"calls": []}), warning(2, "ignored")]
+    closed = err("impl.errors.ComponentClosedError", "RayReplayBuffer is closed")
+    assert judge(run_of(used(closed)))["quiet_when_healthy"] == [
+        "op 2 (use buffer): logged a WARNING (impl.component: ignored) in a run where nothing "
+        "failed and nothing was refused"]
+    assert "quiet_when_healthy" not in judge(run_of(used(err("builtins.AttributeError", "x"))))
 
 
 def test_a_poll_that_returns_none_has_waited_its_timeout_while_an_evaluation_is_pending():
