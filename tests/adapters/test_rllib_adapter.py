@@ -95,7 +95,9 @@ def test_features_components_and_catalog(adapter):
     # teardown asked to end the implementation's runtime (shutdown_ray: skipped); a
     # TensorDictModule policy and a function policy (weights family: run, their
     # policy the adapter's own)
-    assert (len(quick), len(skipped)) == (82, 25)
+    # an async collector broken after 2 batches (run); the Ctrl-C'd named worker's
+    # teardown on the implementation's runtime (named_evaluator: skipped)
+    assert (len(quick), len(skipped)) == (84, 26)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
