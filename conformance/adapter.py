@@ -136,10 +136,18 @@ FEATURES = {
                             "ERROR. Without it: unraised_error_logged is not checked",
     "quiet_when_healthy": "a run where nothing failed and nothing was refused (plain calls, "
                           "each ok, background work included, no shutdown_ray asked: "
-                          "oracles._healthy) logs no WARNING under the loggers "
+                          "oracles._healthy; also after the user's own ray.shutdown(), "
+                          "unless a named eval worker, background work, a pending evaluation "
+                          "or the implementation's own runtime was involved, and after calls "
+                          "that raised the closed error) logs no WARNING under the loggers "
                           "Adapter.log_names names, nor shows a Python warning attributed to "
                           "the code of the packages of those names. Without it: "
                           "quiet_when_healthy is not checked",
+    "writes_within_budget": "a collector in buffer mode with a budget (total_frames) writes no "
+                             "more than that many frames into the buffer, the batches in "
+                             "flight at its end included (a check_data with at_most, read after "
+                             "its exhaust). Without it: batch_counts of such a check_data is "
+                             "not checked",
     "leaves_ray_as_found": "a constructor that raises leaves the driver's Ray as it found it: "
                            "not initialized if it was not (a runtime started for the failed "
                            "build is ended), still up if it was. Without it: "
@@ -155,7 +163,7 @@ FEATURES = {
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
                "quiet_when_healthy", "num_collectors", "repr_names_state",
-               "leaves_ray_as_found")
+               "leaves_ray_as_found", "writes_within_budget")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'

@@ -69,8 +69,7 @@ class Convention:
 CONVENTIONS = {c.feature: c for c in (
     Convention("frame_budget", {
         "exhaustion_auto_shutdown": lambda op, s: op.verb == "exhaust",
-        "batch_counts": lambda op, s: op.verb == "exhaust"
-        or (op.verb == "check_data" and "at_most" in op.args),
+        "batch_counts": lambda op, s: op.verb == "exhaust",
         "fails_clearly": _refuses("total_frames"),
     }),
     Convention("endless", {
@@ -113,6 +112,9 @@ CONVENTIONS = {c.feature: c for c in (
     }),
     Convention("quiet_when_healthy", {
         "quiet_when_healthy": lambda op, s: True,
+    }),
+    Convention("writes_within_budget", {
+        "batch_counts": lambda op, s: op.verb == "check_data" and "at_most" in op.args,
     }),
     Convention("leaves_ray_as_found", {
         "failed_build_leaves_ray_as_found": lambda op, s: op.verb == "construct",

@@ -1529,8 +1529,9 @@ def use_after_close_clear_error(run: Run) -> list[Finding]:
 
 #: how a component's repr says it is closed (the reference's "closed after
 #: shutdown()", a socket's "[closed]"): a word, not an identifier's part
-#: (``shutdown_timeout=10`` of an open one says nothing of the kind)
-CLOSED_STATE = re.compile(r"\b(?:closed|shut ?down|terminated)\b", re.I)
+#: (``shutdown_timeout=10`` of an open one says nothing of the kind), and not
+#: a flag set false (``closed=False``)
+CLOSED_STATE = re.compile(r"\b(?:closed|shut ?down)\b(?!\s*[=:]\s*(?:False|0)\b)", re.I)
 #: the calls after which a component not torn down is surely still open: no
 #: fault, no runtime change, no frame budget, no background work that may end it
 KEEP_OPEN = ("construct", "describe", "extend", "sample", "check_data", "submit", "poll",
@@ -1552,7 +1553,10 @@ def repr_names_state(run: Run) -> list[Finding]:
     for r in run.history.ops:
         op = r["op"]
         target = op.get("target")
-        if op["verb"] == "teardown" and r["status"] in ("ok", "raised"):
+        if op["verb"] == "construct" and r["status"] == "ok":
+            torn.discard(target)  # built again: open again
+            ended.discard(target)
+        elif op["verb"] == "teardown" and r["status"] == "ok":
             torn.add(target)
         elif op["verb"] not in KEEP_OPEN or r["status"] != "ok":
             ended.add(target)  # None: every component (the user's ray calls)
@@ -1782,6 +1786,19 @@ def unraised_error_logged(run: Run) -> list[Finding]:
     return out
 
 
+def _pending_submit(run: Run, upto: int) -> bool:
+    """An evaluation was submitted before op ``upto`` and not polled since."""
+    pending = False
+    for r in run.history.ops:
+        if r["i"] >= upto:
+            break
+        if r["op"]["verb"] == "submit" and r["status"] == "ok":
+            pending = True
+        elif r["op"]["verb"] == "poll":
+            pending = False
+    return pending
+
+
 def _raised_closed(run: Run, r: dict) -> bool:
     """Op record ``r`` is a call after teardown that raised the adapter's
     closed error (``Adapter.closed_errors``)."""
@@ -1797,18 +1814,21 @@ def _healthy(run: Run) -> bool:
     writes then fail). The user's own ``ray.shutdown()`` before the
     teardowns is a program's normal end (the components' actors end with
     the runtime), unless a named eval worker was built (its actor is
-    detached: that it may outlive the runtime is worth a warning) or
-    background work started (its thread loses Ray under it). A call after
+    detached: that it may outlive the runtime is worth a warning),
+    background work started (its thread loses Ray under it), an evaluation
+    was still pending (its result is lost), or the runtime was the
+    implementation's own (ended under it). A call after
     teardown that raised the declared closed error is the contract's normal
     outcome, nothing to warn about either."""
     if not _nothing_failed(run, PLAIN_VERBS + ("start", "ray_shutdown"), closed_calls=True):
         return False
     if any(r["op"].get("args", {}).get("shutdown_ray") for r in run.history.ops):
         return False
-    if any(True for _ in run.op_records("ray_shutdown")) and any(
+    shutdowns = [r["i"] for r in run.op_records("ray_shutdown")]
+    if shutdowns and (run.scenario.owner == "impl" or _pending_submit(run, shutdowns[0]) or any(
             r["op"]["verb"] == "start" or (r["op"]["verb"] == "construct"
                                            and r["op"].get("args", {}).get("named"))
-            for r in run.history.ops):
+            for r in run.history.ops)):
         return False
     started = {r["op"]["target"] for r in run.op_records("start")}
     stopped: set = set()

@@ -20,7 +20,9 @@ implementation's behalf, as torch's "non-writable NumPy array") that the
 warnings filters show and that is attributed to a file of the implementation's
 packages (the modules the adapter's logger names name) is recorded the same
 way, at ``WARNING`` under the logger ``py.warnings``: the user sees it as
-they see a logged warning. It is shown as before.
+they see a logged warning. It is shown as before. Not seen: a warning the
+default filters hide (``DeprecationWarning`` outside ``__main__``), and one
+whose ``stacklevel`` attributes it to its caller's file.
 """
 from __future__ import annotations
 

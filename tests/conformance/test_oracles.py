@@ -192,6 +192,10 @@ def test_a_repr_says_closed_after_the_teardown_and_never_before():
     # repr saying closed is not judged; neither is a repr without the convention
     shut = [end(0, "construct", "buffer"), end(1, "ray_shutdown"), describe(2, "closed")]
     assert "repr_names_state" not in judge(run_of(shut))
+    # built again after its teardown: open again; a flag set false says nothing closed
+    again = [*closing("RayReplayBuffer(open)", "RayReplayBuffer(closed after close())"),
+             end(4, "construct", "buffer"), describe(5, "RayReplayBuffer(closed=False)")]
+    assert "repr_names_state" not in judge(run_of(again))
     features = ReferenceAdapter.features - {"repr_names_state"}
     assert "repr_names_state" not in judge(run_of(
         closing("RayReplayBuffer(open)", "RayReplayBuffer(open)"), features=features))
@@ -804,7 +808,7 @@ def test_a_buffer_holding_more_than_its_collectors_budget_fails_batch_counts():
     assert judge(run_of([exhausted, read(576)]))["batch_counts"] == [
         "op 1 (check_data buffer): the buffer holds 576 frames; the collector's budget "
         "(total_frames) is 512"]
-    without = ReferenceAdapter.features - {"frame_budget"}
+    without = ReferenceAdapter.features - {"writes_within_budget"}
     assert "batch_counts" not in judge(run_of([exhausted, read(576)], features=without))
 
 
@@ -1616,6 +1620,12 @@ def test_a_healthy_run_logs_no_warning():
     assert "quiet_when_healthy" not in judge(run_of([*named, warning(2, "Ray is gone")]))
     started = [*built, end(3, "ray_shutdown"), end(4, "teardown", "collector", result={"calls": []})]
     assert "quiet_when_healthy" not in judge(run_of([*started, warning(4)]))
+    # nor after an evaluation left pending, or on the implementation's own runtime
+    pending = [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
+               end(2, "ray_shutdown"), end(3, "teardown", "evaluator", result={"calls": []})]
+    assert "quiet_when_healthy" not in judge(run_of([*pending, warning(3, "lost")]))
+    assert "quiet_when_healthy" not in judge(run_of([*ended, warning(2, "Ray is gone")],
+                                                    owner="impl"))
     # a call after teardown that raised the closed error is the contract's outcome;
     # one that raised anything else is use_after_close_clear_error's, not judged here
     def used(error):
