@@ -38,8 +38,9 @@ FEATURES = {
     "weights": "collector.update_policy_weights_(weights, worker_ids=...): sends policy "
                "weights (an nn.Module, a TensorDict or a nested dict of tensors) to every "
                "collector actor, or to the ones named, and returns once they hold them; a "
-               "collector built with Spec.policy='module' runs that policy "
-               "(conformance.policies.CartPolePolicy). Optional: without it the weights op is "
+               "collector built with Spec.policy runs that policy (conformance.policies."
+               "POLICIES: 'module', a CartPolePolicy; 'tdmodule', the same as a "
+               "TensorDictModule; 'function', a plain function). Optional: without it the weights op is "
                "recorded unsupported, weights_take_effect is not checked, and the collector "
                "is built with the adapter's usual policy",
     "ready_timeout": "constructors wait for actor readiness and can be told not to "
