@@ -154,7 +154,7 @@ FEATURES = {
                            "build is ended), still up if it was. Without it: "
                            "failed_build_leaves_ray_as_found is not checked",
     "repr_names_state": "a component's repr() says whether it is closed: after its teardown "
-                        "returned it says closed (or shut down, terminated), and before "
+                        "returned it says closed (or shut down), and before "
                         "anything ended it, it does not. Without it: repr_names_state is not "
                         "checked",
 }

@@ -1540,8 +1540,8 @@ KEEP_OPEN = ("construct", "describe", "extend", "sample", "check_data", "submit"
 
 def repr_names_state(run: Run) -> list[Finding]:
     """A component's ``repr()`` (the ``describe`` op) tells whether it is
-    closed: after its teardown returned it says so (closed, shut down,
-    terminated), and before anything ended it, it does not. A repr that
+    closed: after its teardown returned it says so (closed, shut down), and
+    before anything ended it, it does not. A repr that
     calls a closed component open, or a live one closed, misleads whoever
     reads a log line or a debugger to find out why a call failed. Not
     judged once anything else may have ended it (an op outside ``KEEP_OPEN``
@@ -1794,8 +1794,8 @@ def _pending_submit(run: Run, upto: int) -> bool:
             break
         if r["op"]["verb"] == "submit" and r["status"] == "ok":
             pending = True
-        elif r["op"]["verb"] == "poll":
-            pending = False
+        elif r["op"]["verb"] == "poll" and (r.get("result") or {}).get("ready"):
+            pending = False  # a poll that returned None leaves it pending
     return pending
 
 
@@ -1993,19 +1993,22 @@ def failed_build_leaves_ray_as_found(run: Run) -> list[Finding]:
     user's own ``ray.init()`` would then meet a runtime nobody asked for),
     and still up if it was (the one an earlier component holds, or the
     user's). A constructor that fails by design (``fail``) or by the fixture
-    (``may_fail``) alike. Judged by the probes before and after the op (an
-    op after a probe that did not answer is not judged); a runtime replaced
-    is ``no_ray_restart``'s. Rests on the ``leaves_ray_as_found``
+    (``may_fail``) alike. Judged by the probes before and after the op: a
+    failed constructor either of them did not observe is unknown; a runtime
+    replaced is ``no_ray_restart``'s. Rests on the ``leaves_ray_as_found``
     convention."""
     out = []
     unknown = object()
     before = (run.history.setup or {}).get("ray", unknown)
     for r in run.history.ops:
-        after = unknown if r["status"] == "unfinished" or r.get("probe_skipped") else _ray_after(r)
-        after = unknown if unobserved(after) else after
-        if r["op"]["verb"] == "construct" and r["status"] == "raised" \
-                and before is not unknown and after is not unknown:
-            if before is None and after is not None:
+        probe = unknown if r["status"] == "unfinished" or r.get("probe_skipped") else _ray_after(r)
+        after = unknown if probe is unknown or unobserved(probe) else probe
+        if r["op"]["verb"] == "construct" and r["status"] == "raised":
+            if before is unknown or after is unknown:
+                out.append(probe if unobserved(probe) else unknown_at(
+                    r, ": raised, and Ray before or after it was not observed (a probe that "
+                       "did not answer): whether it left Ray as it found it is unknown"))
+            elif before is None and after is not None:
                 out.append(at(r, "raised, and left running the Ray runtime it started for the "
                                  f"build ({after}): nothing but ray.shutdown() can end it now"))
             elif before is not None and after is None:

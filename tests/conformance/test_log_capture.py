@@ -102,8 +102,7 @@ def test_a_python_warning_from_the_implementations_code_is_recorded_and_still_sh
     capture = WarningCapture(("impl",), written.append, lambda: (4, 3)).install()
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = capture._show  # catch_warnings saved and restores the hook
+            warnings.simplefilter("always")  # the hook install() set stays in place here
             # torch's warning for a non-writable array, raised on impl's behalf: the
             # reference copies read-only arrays, so only a warning of impl's own file
             warnings.warn_explicit("from impl", UserWarning, from_flat.__code__.co_filename, 7)

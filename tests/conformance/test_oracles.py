@@ -220,9 +220,13 @@ def test_a_failed_constructor_leaves_ray_as_it_found_it():
     assert "failed_build_leaves_ray_as_found" not in judge(run(*built, failed(1, RAY)))
     assert judge(run(*built, failed(1, None)))["failed_build_leaves_ray_as_found"] == [
         f"op 1 (construct collector) raised, and ended the Ray runtime it found running ({RAY})"]
-    # a probe that did not answer before it: not judged; nor without the convention
+    # a probe that did not answer before it: unknown, never a pass; not judged without
+    # the convention
     unseen = [end(0, "construct", "buffer", probe={"error": err("builtins.TimeoutError", "no answer")})]
     assert "failed_build_leaves_ray_as_found" not in judge(run(*unseen, failed(1, None)))
+    assert unknown(run(*unseen, failed(1, None)))["failed_build_leaves_ray_as_found"] == [
+        "op 1 (construct collector): raised, and Ray before or after it was not observed (a "
+        "probe that did not answer): whether it left Ray as it found it is unknown"]
     features = ReferenceAdapter.features - {"leaves_ray_as_found"}
     assert "failed_build_leaves_ray_as_found" not in judge(run(failed(0, RAY), features=features))
 
@@ -1624,6 +1628,14 @@ def test_a_healthy_run_logs_no_warning():
     pending = [end(0, "construct", "evaluator"), end(1, "submit", "evaluator"),
                end(2, "ray_shutdown"), end(3, "teardown", "evaluator", result={"calls": []})]
     assert "quiet_when_healthy" not in judge(run_of([*pending, warning(3, "lost")]))
+    # a poll that returned None leaves it pending; one that returned the result does not
+    def polled(ready):
+        return [*pending[:2], end(2, "poll", "evaluator", args={"timeout": 0},
+                                  result={"ready": ready}),
+                end(3, "ray_shutdown"), end(4, "teardown", "evaluator", result={"calls": []}),
+                warning(4, "lost")]
+    assert "quiet_when_healthy" not in judge(run_of(polled(False)))
+    assert "quiet_when_healthy" in judge(run_of(polled(True)))
     assert "quiet_when_healthy" not in judge(run_of([*ended, warning(2, "Ray is gone")],
                                                     owner="impl"))
     # a call after teardown that raised the closed error is the contract's outcome;
