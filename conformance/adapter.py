@@ -157,6 +157,12 @@ FEATURES = {
                         "returned it says closed (or shut down), and before "
                         "anything ended it, it does not. Without it: repr_names_state is not "
                         "checked",
+    "documented_defaults": "what a component left to its defaults is, as the implementation "
+                           "documents it (Adapter.documented_defaults): the resources each "
+                           "actor holds when built without actor options (Spec.defaults), and "
+                           "how many actors a collector built with neither num_collectors nor a "
+                           "list of env ids starts (Spec.minimal_build). Without it: "
+                           "defaults_as_documented is not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
@@ -164,7 +170,7 @@ FEATURES = {
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
                "quiet_when_healthy", "num_collectors", "repr_names_state",
-               "leaves_ray_as_found", "writes_within_budget")
+               "leaves_ray_as_found", "writes_within_budget", "documented_defaults")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'
@@ -277,6 +283,15 @@ class Adapter:
     closed_errors: tuple = ()
     #: seconds a teardown may take (the contract's bound)
     teardown_bound: float = 10.0
+    #: what the implementation documents of a component left to its defaults
+    #: (the ``documented_defaults`` convention, ``oracles.defaults_as_documented``):
+    #: kind -> ``{"actor_resources": {Ray resource: amount}}``, what each actor
+    #: holds when built without actor options, zeros left out (``{}``: nothing,
+    #: an actor with ``num_cpus=0``), and for ``"collector"`` also ``"actors"``:
+    #: how many a collector built with neither ``num_collectors`` nor a list of
+    #: env ids starts. Literal values from the implementation's documentation,
+    #: not read from its code (a changed default must show). None: none documented
+    documented_defaults: dict | None = None
     #: the implementation's Python loggers (each with its children): what they
     #: log at WARNING or above in the driver is recorded per op
     #: (``conformance.ops.log_capture``); the ``logs_unraised_errors``

@@ -45,6 +45,7 @@ class RayCollector(RayComponent):
     never raises (it logs an error that no call has raised yet).
 
     Keyword Args:
+        num_collectors: how many actors (default: one per env id of a list, else 1).
         ray_init_config: ``ray.init`` kwargs, used only if Ray is not running.
         remote_configs: actor options (resources...) over the default
             ``{"num_cpus": 1}``, one dict or one per actor.

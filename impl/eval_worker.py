@@ -30,6 +30,8 @@ class RayEvalWorker(RayComponent):
     drivers reach it with :meth:`from_name`. The creating worker owns it: its
     ``shutdown()`` kills the actor and frees the name; a ``from_name`` handle's
     ``shutdown()`` only drops the handle.
+
+    The actor takes ``num_cpus`` (default 1) and ``num_gpus`` (default 0).
     """
 
     _close_method = "shutdown"

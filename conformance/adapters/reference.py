@@ -37,6 +37,14 @@ class ReferenceAdapter(Adapter):
     }) | frozenset(CONVENTIONS)  # the conventions (conformance.judge.conventions): every one
     teardown_bound = 10.0
     log_names = ("impl",)
+    # the constructors' docstrings (impl/collector.py, replay_buffer.py, eval_worker.py):
+    # a collector actor and the eval actor take a CPU, the buffer's actor none (it
+    # only stores); one env id and no num_collectors: one actor
+    documented_defaults = {
+        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1},
+        "buffer": {"actor_resources": {}},
+        "evaluator": {"actor_resources": {"CPU": 1.0}},
+    }
 
     def __init__(self):
         from impl.errors import ComponentClosedError  # imports nothing heavy

@@ -398,6 +398,16 @@ def _budget_default_zero(base):
     return Collector
 
 
+def _buffer_reserves_a_cpu(base):
+    class Buffer(base):
+        def __init__(self, *args, remote_config=None, **kwargs):
+            # the collector's default options, copied: the buffer's actor takes a CPU
+            super().__init__(*args, remote_config={"num_cpus": 1, **(remote_config or {})},
+                             **kwargs)
+
+    return Buffer
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1681,6 +1691,17 @@ REGRESSIONS = {r.id: r for r in (
         "of tree 300f2f5, the default budget, which every scenario passed explicitly)",
         (Catch("defaults/*/user/collector-minimal", "fail", ("batch_counts",)),),
         {"collector": _budget_default_zero},
+    ),
+    Regression(
+        "buffer-reserves-a-cpu",
+        "the replay buffer's actor takes a CPU by default where one of none is documented: on "
+        "a 2-CPU machine the collector's second actor, or the eval worker, waits for a CPU "
+        "the idle buffer holds",
+        "a default copied from another component's actor options (mutation analysis: "
+        "survivors impl/replay_buffer.py:17 of tree 300f2f5, which no oracle read: every "
+        "scenario passed its own options, and the defaults family only used the buffer)",
+        (Catch("defaults/*/user/buffer", "fail", ("defaults_as_documented",)),),
+        {"buffer": _buffer_reserves_a_cpu},
     ),
     Regression(
         "kill-allows-restart",

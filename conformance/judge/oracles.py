@@ -108,6 +108,8 @@ class Run:
     after_exit: dict = field(default_factory=dict)
     teardown_bound: float = 10.0
     closed_errors: tuple = ()  # qualified names
+    #: the adapter's ``documented_defaults`` (None: it documents none)
+    documented_defaults: dict | None = None
     #: the adapter's features (None: every one); a convention it lacks makes
     #: the findings resting on it not checked (``conformance.judge.conventions``)
     features: frozenset | None = None
@@ -1573,6 +1575,58 @@ def repr_names_state(run: Run) -> list[Finding]:
     return out
 
 
+def _held(resources: dict | None) -> dict:
+    """The amounts an actor holds (Ray's ``required_resources``), zeros left out."""
+    return {k: float(v) for k, v in (resources or {}).items() if v > RESOURCE_SLACK}
+
+
+def defaults_as_documented(run: Run) -> list[Finding]:
+    """A component left to its defaults is what the implementation documents
+    (the adapter's ``documented_defaults``): each actor of one built without
+    actor options (``Spec.defaults``) holds the resources documented for
+    its kind, no more and no less (a replay buffer that reserves a CPU
+    leaves the collector's actors unschedulable on a small machine; one that
+    reserves none where a CPU is documented oversubscribes it), and a
+    collector built with neither ``num_collectors`` nor a list of env ids
+    (``Spec.minimal_build``) starts the documented number of actors. Rests
+    on the ``documented_defaults`` convention."""
+    spec = run.spec
+    if not (spec.defaults or spec.minimal_build):
+        return []
+    out = []
+    for r in run.op_records("construct"):
+        if r["status"] != "ok" or r["op"].get("args", {}).get("connect"):
+            continue
+        kind = kind_of(r["op"]["target"])
+        documented = (run.documented_defaults or {}).get(kind)
+        if documented is None:
+            out.append(unknown_at(r, f": the adapter documents no defaults of a {kind} "
+                                     "(Adapter.documented_defaults)"))
+            continue
+        created = probe_of(r, "created")
+        if unobserved(created):
+            out.append(created)
+            continue
+        if spec.defaults and "actor_resources" in documented:
+            want = _held(documented["actor_resources"])
+            for a in created:
+                got = _held(a.get("required_resources"))
+                if a.get("required_resources") is None:
+                    out.append(unknown_at(r, f": the resources of {kind} actor "
+                                             f"{str(a.get('id'))[:8]} were not observed"))
+                elif set(got) != set(want) or any(abs(got[k] - want[k]) > RESOURCE_SLACK
+                                                   for k in want):
+                    out.append(at(r, f": {kind} actor {str(a.get('id'))[:8]}, built with its "
+                                     f"defaults, holds {got or 'nothing'}; documented: "
+                                     f"{want or 'nothing'}"))
+        if spec.minimal_build and kind == "collector" and "actors" in documented \
+                and len(created) != documented["actors"]:
+            out.append(at(r, f": a collector built with neither num_collectors nor a list of "
+                             f"env ids started {len(created)} actors; documented: "
+                             f"{documented['actors']}"))
+    return out
+
+
 def seeded_batches_repeat(run: Run) -> list[Finding]:
     """Collectors built with one seed (``Spec.seed``, feature ``seed``) and
     the adapter's usual policy (the action space's random actions) yield the
@@ -2222,7 +2276,7 @@ def peer_runs(run: Run) -> list[tuple[dict, Run]]:
             signal=-code if code is not None and code < 0 else None,
             hung=bool(res.get("timed_out")), stderr=res.get("stderr") or "",
             teardown_bound=run.teardown_bound, closed_errors=run.closed_errors,
-            features=run.features)))
+            documented_defaults=run.documented_defaults, features=run.features)))
     return out
 
 
@@ -2234,7 +2288,7 @@ ORACLES = {
         teardown_within_bound,
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
-        batches_hold_steps, eval_episode_consistent, seeded_batches_repeat,
+        batches_hold_steps, eval_episode_consistent, seeded_batches_repeat, defaults_as_documented,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,

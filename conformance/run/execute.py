@@ -234,7 +234,7 @@ def run_scenario(scenario, impl: str, adapter, session, workdir: str,
         stack_dump=outcome.stack_dump, leftover=list(outcome.leftover or []),
         after_exit=after_exit, teardown_bound=teardown_bound_of(scenario, adapter),
         closed_errors=tuple(f"{t.__module__}.{t.__qualname__}" for t in adapter.closed_errors),
-        features=frozenset(adapter.features),
+        documented_defaults=adapter.documented_defaults, features=frozenset(adapter.features),
     )
     entry = result_entry(scenario, impl, run, decide(run), duration, address)
     entry["timings"] = phase_times(history, duration, outcome.duration)
