@@ -32,7 +32,18 @@ class MyForkAdapter(Adapter):
     teardown_bound = 10.0
     log_names = ("impl", "myfork")  # the loggers of myfork's code and of what it forked
 
+    # what myfork's docstrings say of its defaults (it changes none of impl's): a
+    # collector actor and the eval actor take a CPU, the buffer's none; one actor
+    # for one env id (the documented_defaults convention)
+    documented_defaults = {
+        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1},
+        "buffer": {"actor_resources": {}},
+        "evaluator": {"actor_resources": {"CPU": 1.0}},
+    }
+
     def _opts(self, spec: Spec, component: str) -> dict:
+        if spec.defaults:  # built as a user copying the docstring would: myfork's own options
+            return {}
         return {"num_cpus": CPUS, **spec.resources.get(component, {})}
 
     def make_buffer(self, spec: Spec):
@@ -59,7 +70,7 @@ class MyForkAdapter(Adapter):
         opts = self._opts(spec, "evaluator")
         named = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
         return myfork.RayEvalWorker(
-            None, spec.env_id, random_policy_maker, num_cpus=opts.pop("num_cpus"),
+            None, spec.env_id, random_policy_maker,
             ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
             **named, **opts)
 

@@ -1580,6 +1580,28 @@ def _held(resources: dict | None) -> dict:
     return {k: float(v) for k, v in (resources or {}).items() if v > RESOURCE_SLACK}
 
 
+def _fixture_cpus(fixture: str) -> tuple[float, float] | None:
+    """(the CPUs of its smallest node, of all its nodes) of a fixture the
+    suite starts itself (None: a cluster it does not know, ``external``)."""
+    from fixtures.clusters import LocalCluster, MultinodeCluster
+
+    if fixture == LocalCluster.kind:
+        return float(LocalCluster.NUM_CPUS), float(LocalCluster.NUM_CPUS)
+    if fixture == MultinodeCluster.kind:
+        cpus = [float(a["num_cpus"]) for a in MultinodeCluster.NODE_ARGS.values()]
+        return min(cpus), sum(cpus)
+    return None
+
+
+def _fits(resources: dict, actors: int, fixture: str) -> bool:
+    """Documented actor resources (CPUs only) that the fixture hosts for
+    ``actors`` actors: each on any node, all at once."""
+    cpus = _fixture_cpus(fixture)
+    need = resources.get("CPU", 0.0)
+    return cpus is not None and set(resources) <= {"CPU"} and need <= cpus[0] \
+        and need * actors <= cpus[1]
+
+
 def defaults_as_documented(run: Run) -> list[Finding]:
     """A component left to its defaults is what the implementation documents
     (the adapter's ``documented_defaults``): each actor of one built without
@@ -1588,20 +1610,37 @@ def defaults_as_documented(run: Run) -> list[Finding]:
     leaves the collector's actors unschedulable on a small machine; one that
     reserves none where a CPU is documented oversubscribes it), and a
     collector built with neither ``num_collectors`` nor a list of env ids
-    (``Spec.minimal_build``) starts the documented number of actors. Rests
-    on the ``documented_defaults`` convention."""
+    (``Spec.minimal_build``) starts the documented number of actors. A
+    build with defaults whose documented resources every node of the fixture
+    can host (its CPUs only, on a fixture the suite starts) must not raise:
+    the defaults family lets a build fail only for what the fixture's nodes
+    cannot give. Rests on the ``documented_defaults`` convention."""
     spec = run.spec
     if not (spec.defaults or spec.minimal_build):
         return []
     out = []
+    built = False  # a component built earlier may hold what a later one needs
     for r in run.op_records("construct"):
-        if r["status"] != "ok" or r["op"].get("args", {}).get("connect"):
+        built_earlier, built = built, built or r["status"] == "ok"
+        if r["status"] not in ("ok", "raised") or r["op"].get("args", {}).get("connect") \
+                or r["op"].get("args", {}).get("fail"):
             continue
         kind = kind_of(r["op"]["target"])
         documented = (run.documented_defaults or {}).get(kind)
         if documented is None:
             out.append(unknown_at(r, f": the adapter documents no defaults of a {kind} "
                                      "(Adapter.documented_defaults)"))
+            continue
+        if r["status"] == "raised":
+            need = _held(documented.get("actor_resources"))
+            actors = spec.num_collectors if kind == "collector" else 1
+            if spec.defaults and "actor_resources" in documented and not built_earlier \
+                    and _fits(need, actors, run.scenario.fixture):
+                e = r.get("error") or {}
+                out.append(at(r, f": built with its defaults, it raised {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}, though its documented "
+                                 f"resources ({need or 'nothing'} for each of {actors} actor(s)) "
+                                 f"fit the {run.scenario.fixture} fixture, nothing else built"))
             continue
         created = probe_of(r, "created")
         if unobserved(created):

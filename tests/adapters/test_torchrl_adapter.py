@@ -60,7 +60,7 @@ def test_features_match_installed_torchrl(adapter):
     assert set(CONVENTIONS) - f == {"transition_batches", "eval_episode", "keeps_own_runtime",
                                     "logs_unraised_errors", "quiet_when_healthy",
                                     "num_collectors", "repr_names_state", "leaves_ray_as_found",
-                                    "writes_within_budget"}
+                                    "writes_within_budget", "documented_defaults"}
     # start() and a Ray-stopping shutdown exist in every version (0.10's start()
     # schedules an asyncio task; its shutdown() always stops Ray)
     assert {"shutdown_ray", "background"} <= f

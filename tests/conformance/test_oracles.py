@@ -1726,3 +1726,55 @@ def test_a_poll_a_signal_was_sent_into_is_left_to_interrupt_prompt():
     poll = {**end(1, "poll", "evaluator", args={"timeout": 30}, result={"ready": False},
                   duration=0.3), "interrupt": {"signal": "SIGINT", "landed": True}}
     assert "poll_waits_its_timeout" not in judge(run_of([submit, poll]))
+
+
+def test_a_component_left_to_its_defaults_is_what_its_implementation_documents():
+    def built(i, comp, *resources):
+        created = [{"id": f"{comp}-{n}", "state": "ALIVE", "required_resources": r}
+                   for n, r in enumerate(resources)]
+        return end(i, "construct", comp, args={"may_fail": True}, probe={"created": created})
+
+    def failed(i, comp):
+        return end(i, "construct", comp, status="raised", args={"may_fail": True},
+                   error=err("builtins.ValueError", "The quantity of resource num_cpus cannot be negative"))
+
+    documented = ReferenceAdapter.documented_defaults
+
+    def run(*records, spec=None, **kw):
+        return run_of(list(records), spec=spec or {"defaults": True},
+                      documented_defaults=documented, **kw)
+
+    assert "defaults_as_documented" not in judge(run(
+        built(0, "buffer", {}), built(1, "collector", {"CPU": 1.0}, {"CPU": 1.0}),
+        built(2, "evaluator", {"CPU": 1.0, "GPU": 0.0})))
+    assert judge(run(built(0, "buffer", {"CPU": 1.0})))["defaults_as_documented"] == [
+        "op 0 (construct buffer): buffer actor buffer-0, built with its defaults, holds "
+        "{'CPU': 1.0}; documented: nothing"]
+    assert judge(run(built(0, "collector", {"CPU": 1.0}, {"CPU": 2.0})))[
+        "defaults_as_documented"] == [
+        "op 0 (construct collector): collector actor collecto, built with its defaults, "
+        "holds {'CPU': 2.0}; documented: {'CPU': 1.0}"]
+    # a default build that raised although its documented resources fit the fixture
+    # (local: 2 CPUs) and nothing else was built; not when another component holds CPUs
+    assert judge(run(failed(0, "buffer")))["defaults_as_documented"] == [
+        "op 0 (construct buffer): built with its defaults, it raised builtins.ValueError: The "
+        "quantity of resource num_cpus cannot be negative, though its documented resources "
+        "(nothing for each of 1 actor(s)) fit the local fixture, nothing else built"]
+    assert "defaults_as_documented" not in judge(run(
+        built(0, "collector", {"CPU": 1.0}, {"CPU": 1.0}), failed(1, "evaluator")))
+    # a minimal collector starts the documented number of actors (one)
+    minimal = {"minimal_build": True}
+    assert "defaults_as_documented" not in judge(run(built(0, "collector", {"CPU": 0.25}),
+                                                     spec=minimal))
+    assert judge(run(built(0, "collector", {"CPU": 0.25}, {"CPU": 0.25}), spec=minimal))[
+        "defaults_as_documented"] == [
+        "op 0 (construct collector): a collector built with neither num_collectors nor a list "
+        "of env ids started 2 actors; documented: 1"]
+    # declared without the values: unknown, never a pass; undeclared: not checked
+    assert unknown(run_of([built(0, "buffer", {})], spec={"defaults": True}))[
+        "defaults_as_documented"] == [
+        "op 0 (construct buffer): the adapter documents no defaults of a buffer "
+        "(Adapter.documented_defaults)"]
+    features = ReferenceAdapter.features - {"documented_defaults"}
+    assert "defaults_as_documented" not in judge(run(built(0, "buffer", {"CPU": 1.0}),
+                                                     features=features))
