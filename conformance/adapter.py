@@ -157,6 +157,11 @@ FEATURES = {
                         "returned it says closed (or shut down), and before "
                         "anything ended it, it does not. Without it: repr_names_state is not "
                         "checked",
+    "prompt_teardown": "in a run where nothing failed and nothing was refused (the "
+                       "quiet_when_healthy convention's healthy run), every teardown call "
+                       "returns within 1.5 s (oracles.PROMPT_TEARDOWN): nothing hung or dead is "
+                       "there to wait for. Without it: teardown_prompt_when_healthy is not "
+                       "checked",
     "documented_defaults": "what a component left to its defaults is, as the implementation "
                            "documents it (Adapter.documented_defaults): the resources each "
                            "actor holds when built without actor options (Spec.defaults), and "
@@ -170,7 +175,8 @@ FEATURES = {
 CONVENTIONS = ("frame_budget", "endless", "batch_size", "sync_division", "async_eval",
                "transition_batches", "eval_episode", "keeps_own_runtime", "logs_unraised_errors",
                "quiet_when_healthy", "num_collectors", "repr_names_state",
-               "leaves_ray_as_found", "writes_within_budget", "documented_defaults")
+               "leaves_ray_as_found", "writes_within_budget", "documented_defaults",
+               "prompt_teardown")
 #: Spec fields a scenario (or a constructor's bad argument, ``verbs.BAD_ARGS``)
 #: may set only for an adapter with the feature of the same name: the adapter
 #: hands them to the implementation (``teardown_timeout``: the components'

@@ -122,6 +122,9 @@ CONVENTIONS = {c.feature: c for c in (
     Convention("repr_names_state", {
         "repr_names_state": lambda op, s: op.verb == "describe",
     }),
+    Convention("prompt_teardown", {
+        "teardown_prompt_when_healthy": lambda op, s: op.verb == "teardown",
+    }),
     Convention("documented_defaults", {
         "defaults_as_documented": lambda op, s: op.verb == "construct",
     }),

@@ -1934,6 +1934,34 @@ def _healthy(run: Run) -> bool:
     return True
 
 
+#: seconds a teardown in a healthy run may take (``teardown_prompt_when_healthy``).
+#: Measured here (quick profile, -n 2, 2026-11-28 05:58 UTC): every healthy
+#: teardown of the reference returned within 0.9 s (two started collectors,
+#: one stopped while the other ran), most within 0.15 s; the ones near 2 s
+#: were all hangs, kills or long batches, which a healthy run has none of
+PROMPT_TEARDOWN = 1.5
+
+
+def teardown_prompt_when_healthy(run: Run) -> list[Finding]:
+    """In a run where nothing failed and nothing was refused (``_healthy``),
+    every teardown call returns within ``PROMPT_TEARDOWN``: with nothing
+    hung or dead, a teardown that takes seconds waited out a bounded wait of
+    its own for something that had already happened (a release it misread, a
+    concurrent call's end it never heard of) and makes every user's
+    shutdown slow. Within the bound, so ``teardown_within_bound`` holds;
+    rests on the ``prompt_teardown`` convention."""
+    if not _healthy(run):
+        return []
+    out = []
+    for r in run.op_records("teardown"):
+        for n, c in enumerate((r.get("result") or {}).get("calls") or []):
+            if c.get("status") == "ok" and c["duration"] > PROMPT_TEARDOWN:
+                who = f"call {n + 1} " if len(r["result"]["calls"]) > 1 else ""
+                out.append(at(r, f": {who}took {c['duration']:.2f}s in a healthy run (nothing "
+                                 f"hung, dead or failed; prompt: {PROMPT_TEARDOWN}s)"))
+    return out
+
+
 def quiet_when_healthy(run: Run) -> list[Finding]:
     """A run where nothing failed and nothing was refused (``_healthy``:
     plain calls on healthy components, each ok, background work included)
@@ -2331,7 +2359,8 @@ ORACLES = {
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,
-        unraised_error_logged, quiet_when_healthy, calls_within_timeout, poll_waits_its_timeout,
+        unraised_error_logged, quiet_when_healthy, teardown_prompt_when_healthy,
+        calls_within_timeout, poll_waits_its_timeout,
         poll_returns_each_result_once, fails_clearly, failed_build_leaves_ray_as_found,
         weights_take_effect,
         no_leftover_thread, no_leftover_actor, no_actor_outlives_driver, name_freed, peer_ok,
