@@ -1948,14 +1948,16 @@ def teardown_prompt_when_healthy(run: Run) -> list[Finding]:
     hung or dead, a teardown that takes seconds waited out a bounded wait of
     its own for something that had already happened (a release it misread, a
     concurrent call's end it never heard of) and makes every user's
-    shutdown slow. Within the bound, so ``teardown_within_bound`` holds;
-    rests on the ``prompt_teardown`` convention."""
+    shutdown slow. A call past the bound is ``teardown_within_bound``'s
+    alone. Rests on the ``prompt_teardown`` convention."""
     if not _healthy(run):
         return []
     out = []
     for r in run.op_records("teardown"):
         for n, c in enumerate((r.get("result") or {}).get("calls") or []):
-            if c.get("status") == "ok" and c["duration"] > PROMPT_TEARDOWN:
+            # past the bound: teardown_within_bound's
+            if c.get("status") == "ok" and PROMPT_TEARDOWN < c["duration"] \
+                    <= run.teardown_bound + BOUND_SLACK:
                 who = f"call {n + 1} " if len(r["result"]["calls"]) > 1 else ""
                 out.append(at(r, f": {who}took {c['duration']:.2f}s in a healthy run (nothing "
                                  f"hung, dead or failed; prompt: {PROMPT_TEARDOWN}s)"))

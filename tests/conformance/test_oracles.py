@@ -1778,3 +1778,23 @@ def test_a_component_left_to_its_defaults_is_what_its_implementation_documents()
     features = ReferenceAdapter.features - {"documented_defaults"}
     assert "defaults_as_documented" not in judge(run(built(0, "buffer", {"CPU": 1.0}),
                                                      features=features))
+
+
+def test_a_healthy_teardown_is_prompt():
+    def torn(i, *durations):
+        return end(i, "teardown", "collector", result={"calls": [
+            {"status": "ok", "error": None, "duration": d} for d in durations]})
+
+    built = end(0, "construct", "collector")
+    assert "teardown_prompt_when_healthy" not in judge(run_of([built, torn(1, 0.2)]))
+    # two concurrent calls: the second waited out its bound for the first's end
+    assert judge(run_of([built, torn(1, 0.2, 9.9)]))["teardown_prompt_when_healthy"] == [
+        "op 1 (teardown collector): call 2 took 9.90s in a healthy run (nothing hung, dead or "
+        "failed; prompt: 1.5s)"]
+    # past the bound: teardown_within_bound's alone; a fault in the run: not judged
+    assert set(judge(run_of([built, torn(1, 30.0)]))) == {"teardown_within_bound"}
+    hung = end(1, "kill", "collector", args={"how": "hang"})
+    assert "teardown_prompt_when_healthy" not in judge(run_of([built, hung, torn(2, 2.1)]))
+    features = ReferenceAdapter.features - {"prompt_teardown"}
+    assert "teardown_prompt_when_healthy" not in judge(run_of([built, torn(1, 2.1)],
+                                                              features=features))
