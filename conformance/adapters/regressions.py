@@ -408,6 +408,15 @@ def _buffer_reserves_a_cpu(base):
     return Buffer
 
 
+def _sleeps_after_kill(base):
+    class Collector(base):
+        def _kill_actors(self, deadline):
+            super()._kill_actors(deadline)
+            time.sleep(2.0)  # "give Ray a moment to clean up": every teardown, for nothing
+
+    return Collector
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1702,6 +1711,16 @@ REGRESSIONS = {r.id: r for r in (
         "scenario passed its own options, and the defaults family only used the buffer)",
         (Catch("defaults/*/user/buffer", "fail", ("defaults_as_documented",)),),
         {"buffer": _buffer_reserves_a_cpu},
+    ),
+    Regression(
+        "sleeps-after-kill",
+        "the collector's teardown sleeps 2 s after killing its actors, to give Ray a moment: "
+        "every shutdown() takes 2 s with nothing to wait for, within its bound",
+        "a fixed grace period where a wait on the event was meant (mutation analysis: "
+        "survivors impl/resources.py:32 and :103 of tree 300f2f5, a release wait that always "
+        "ran out, which only a bound on the whole teardown judged)",
+        (Catch("defaults/*/user/collector", "fail", ("teardown_prompt_when_healthy",)),),
+        {"collector": _sleeps_after_kill},
     ),
     Regression(
         "kill-allows-restart",

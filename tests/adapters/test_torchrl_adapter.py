@@ -52,15 +52,17 @@ def test_features_match_installed_torchrl(adapter):
     f = adapter.features
     assert {"sync", "async", "buffer_mode"} <= f
     assert not f & {"liveness", "ready_timeout"}
-    # every convention but the nine not measured against torchrl yet (a batch's
+    # every convention but the eleven not measured against torchrl yet (a batch's
     # steps, an evaluation's episode, its own runtime kept, its logs, its warnings,
     # a list of env ids of the wrong length, its repr, Ray after a failed build, the
-    # frames its buffer-mode collector writes past the budget: docs/adapter-contract.md),
+    # frames its buffer-mode collector writes past the budget, its default actor
+    # resources, its healthy teardown times: docs/adapter-contract.md),
     # declared so that what torchrl does with it is judged
     assert set(CONVENTIONS) - f == {"transition_batches", "eval_episode", "keeps_own_runtime",
                                     "logs_unraised_errors", "quiet_when_healthy",
                                     "num_collectors", "repr_names_state", "leaves_ray_as_found",
-                                    "writes_within_budget", "documented_defaults"}
+                                    "writes_within_budget", "documented_defaults",
+                                    "prompt_teardown"}
     # start() and a Ray-stopping shutdown exist in every version (0.10's start()
     # schedules an asyncio task; its shutdown() always stops Ray)
     assert {"shutdown_ray", "background"} <= f
