@@ -80,6 +80,14 @@ def early_break(fixture, owner, comps=ALL):
            op("teardown", "collector")]
     yield make("early_break", fixture, owner, "sync-1-actor-after-2", ops, quick=True,
                spec={"num_collectors": 1})
+    # first ready, first served: one actor steps a very slow env (a batch: 12.8 s),
+    # the other CartPole; the fast one's 4 batches come within 4 s, it being asked
+    # again the moment its batch was yielded (mutation analysis: collector.py:172
+    # and :178 of tree 300f2f5, an async collector that waited for every actor)
+    ops = [op("construct", "collector", **place_args(fixture, "collector", None), sync=False,
+              per_actor_envs=LONG_BATCH_ENV["env_id"]),
+           op("iterate", "collector", batches=4, within=4.0), op("teardown", "collector")]
+    yield make("early_break", fixture, owner, "async-slow-actor-after-4", ops, quick=True)
     # total_frames=-1: no target, collect without end (torchrl's default and
     # its docstring's words); a break after 2 batches must get 2
     ops = [*build(fixture, ("collector",)), op("iterate", "collector", batches=2),

@@ -1666,6 +1666,28 @@ def defaults_as_documented(run: Run) -> list[Finding]:
     return out
 
 
+def ready_batches_not_held_back(run: Run) -> list[Finding]:
+    """Asynchronous collection is first ready, first served (feature
+    ``async``): an actor whose batch was yielded is asked for its next one
+    at once, so a slow actor holds back none of a fast one's batches. An
+    ``iterate`` given ``within`` (a collector with one fast env and one very
+    slow one, ``construct(per_actor_envs=<slow env id>)``: a batch of the
+    slow one takes 12.8 s) returns its batches within that many seconds; a
+    collector that asks an actor again only once every actor returned takes
+    the slow actor's time for each batch after the first."""
+    out = []
+    for r in run.op_records("iterate"):
+        within = (r["op"].get("args") or {}).get("within")
+        if within is None or r["status"] != "ok":
+            continue
+        if r["duration"] > float(within):
+            n = (r.get("result") or {}).get("batches")
+            out.append(at(r, f"took {r['duration']:.2f}s for {n} batches beside a slow actor; "
+                             f"the ready actor's come within {float(within):g}s (first ready, "
+                             f"first served: asked again at once)"))
+    return out
+
+
 def seeded_batches_repeat(run: Run) -> list[Finding]:
     """Collectors built with one seed (``Spec.seed``, feature ``seed``) and
     the adapter's usual policy (the action space's random actions) yield the
@@ -1803,11 +1825,14 @@ def _nothing_failed(run: Run, verbs: tuple = PLAIN_VERBS, closed_calls: bool = F
     infeasible, unready or to fail, none expected dead (``check_alive``
     with ``expect=False``), no with block whose body raised (the user's
     error passes through its ``__exit__``); the suite's healthy envs only (not the
-    one that fails, hangs or needs a helper: the catalog's ``env_id`` unset
-    or CartPole). ``closed_calls``: a call after teardown (``use``) that
-    raised the adapter's closed error counts as ok, the contract's outcome."""
-    env = run.scenario.spec.get("env_id")
-    return (env in (None, "CartPole-v1")
+    one that fails, hangs, needs a helper or is slow: the catalog's ``env_id``
+    unset or CartPole, and so any actor's own env id). ``closed_calls``: a
+    call after teardown (``use``) that raised the adapter's closed error
+    counts as ok, the contract's outcome."""
+    envs = {run.scenario.spec.get("env_id")} | {  # and a second actor's own env
+        r["op"]["args"]["per_actor_envs"] for r in run.op_records("construct")
+        if isinstance(r["op"].get("args", {}).get("per_actor_envs"), str)}
+    return (envs <= {None, "CartPole-v1"}
             and all((r["op"]["verb"] in verbs and r["status"] == "ok"
                      or closed_calls and _raised_closed(run, r))
                     and not {"fail", "infeasible"} & set(r["op"].get("args", {}))
@@ -2358,6 +2383,7 @@ ORACLES = {
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
         batches_hold_steps, eval_episode_consistent, seeded_batches_repeat, defaults_as_documented,
+        ready_batches_not_held_back,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,

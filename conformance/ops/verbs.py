@@ -282,8 +282,10 @@ def _spec_for(ctx, op):
         changes["env_id"] = UNKNOWN_ENV_ID
     elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
         changes.update(env_id=(spec.env_id, UNKNOWN_ENV_ID), num_collectors=2)
-    elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build
-        changes.update(env_id=(spec.env_id, spec.env_id), num_collectors=2)
+    elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build;
+        # an env id as the value: the second actor's env (a slow one beside a fast one)
+        second = a["per_actor_envs"] if isinstance(a["per_actor_envs"], str) else spec.env_id
+        changes.update(env_id=(spec.env_id, second), num_collectors=2)
     elif fail and fail.startswith("invalid:"):
         changes.update(BAD_ARGS[fail.split(":", 1)[1]])
     if a.get("named"):
@@ -319,7 +321,8 @@ def _policy_helpers(ops) -> list:
 
 @verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
-            "suffix, ready, connect, infeasible, per_actor_envs, total_frames: this "
+            "suffix, ready, connect, infeasible, per_actor_envs (True, or the second actor's "
+            "env id), total_frames: this "
             "instance's, fill: its actors take all the CPUs of their node, policy: "
             "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
             "actors created with max_restarts=N)", _may_fail,
@@ -464,7 +467,8 @@ def _iterated(model, op) -> None:
             "fails midway, so it must raise, naming that cause; read_actions: record each "
             "batch's distinct actions per actor, which weights_take_effect judges; digest: "
             "record a hash of each batch's observations, actions and rewards, which "
-            "seeded_batches_repeat judges)",
+            "seeded_batches_repeat judges; within: seconds the k batches must come in, "
+            "which ready_batches_not_held_back judges)",
       _surfaces_error,
       api_script=_iterate_script,
       use=Use("iterate", lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
