@@ -80,8 +80,8 @@ def early_break(fixture, owner, comps=ALL):
            op("teardown", "collector")]
     yield make("early_break", fixture, owner, "sync-1-actor-after-2", ops, quick=True,
                spec={"num_collectors": 1})
-    # first ready, first served: one actor steps a very slow env (a batch: 12.8 s),
-    # the other CartPole; the fast one's 4 batches come within 4 s, it being asked
+    # first ready, first served: the first actor steps a very slow env (a batch:
+    # 12.8 s), the second CartPole; the fast one's 4 batches come within 4 s, it being asked
     # again the moment its batch was yielded (mutation analysis: collector.py:172
     # and :178 of tree 300f2f5, an async collector that waited for every actor)
     ops = [op("construct", "collector", **place_args(fixture, "collector", None), sync=False,

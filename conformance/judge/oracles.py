@@ -1829,7 +1829,7 @@ def _nothing_failed(run: Run, verbs: tuple = PLAIN_VERBS, closed_calls: bool = F
     unset or CartPole, and so any actor's own env id). ``closed_calls``: a
     call after teardown (``use``) that raised the adapter's closed error
     counts as ok, the contract's outcome."""
-    envs = {run.scenario.spec.get("env_id")} | {  # and a second actor's own env
+    envs = {run.scenario.spec.get("env_id")} | {  # and an actor's own env
         r["op"]["args"]["per_actor_envs"] for r in run.op_records("construct")
         if isinstance(r["op"].get("args", {}).get("per_actor_envs"), str)}
     return (envs <= {None, "CartPole-v1"}

@@ -283,9 +283,9 @@ def _spec_for(ctx, op):
     elif fail == "one_unknown_env":  # one healthy actor that must not outlive the error
         changes.update(env_id=(spec.env_id, UNKNOWN_ENV_ID), num_collectors=2)
     elif a.get("per_actor_envs"):  # the same shape, every env healthy: it must build;
-        # an env id as the value: the second actor's env (a slow one beside a fast one)
-        second = a["per_actor_envs"] if isinstance(a["per_actor_envs"], str) else spec.env_id
-        changes.update(env_id=(spec.env_id, second), num_collectors=2)
+        # an env id as the value: the first actor's env (a slow one before a fast one)
+        first = a["per_actor_envs"] if isinstance(a["per_actor_envs"], str) else spec.env_id
+        changes.update(env_id=(first, spec.env_id), num_collectors=2)
     elif fail and fail.startswith("invalid:"):
         changes.update(BAD_ARGS[fail.split(":", 1)[1]])
     if a.get("named"):
@@ -321,7 +321,7 @@ def _policy_helpers(ops) -> list:
 
 @verb(IMPL, "build a component instance (args: sync, buffer: True or the buffer instance "
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
-            "suffix, ready, connect, infeasible, per_actor_envs (True, or the second actor's "
+            "suffix, ready, connect, infeasible, per_actor_envs (True, or the first actor's "
             "env id), total_frames: this "
             "instance's, fill: its actors take all the CPUs of their node, policy: "
             "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
