@@ -160,6 +160,16 @@ def background(fixture, owner, comps=ALL):
     yield make("background", fixture, owner, "stop-from-main", [
         *head, op("teardown", "collector"), op("check_data", "buffer"),
         op("teardown", "buffer")], spec=spec, quick=True, impl_quick=True)
+    # the thread reaches the collector's budget and tears the collector down
+    # itself, on its own thread (which must not join itself); the user's
+    # shutdown() after it is a no-op that finds its actors dead, and the buffer
+    # holds the budget's frames (mutation analysis: component.py:281 of tree
+    # 300f2f5, a join of the teardown's own thread that raised and skipped the kill)
+    yield make("background", fixture, owner, "start-to-budget", [
+        *build(fixture, ("buffer", "collector")), op("start", "collector"),
+        op("wait_frames", "buffer", frames=128), op("teardown", "collector"),
+        op("check_data", "buffer", at_least=128, at_most=128), op("teardown", "buffer")],
+        spec={"total_frames": 128}, quick=True)
     yield make("background", fixture, owner, "stop-from-other-thread", [
         *head, op("teardown", "collector", thread="other"), op("check_data", "buffer"),
         op("teardown", "buffer")], spec=spec)
