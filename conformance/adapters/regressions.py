@@ -417,6 +417,16 @@ def _sleeps_after_kill(base):
     return Collector
 
 
+def _joins_its_own_thread(base):
+    class Collector(base):
+        def _join_thread(self, deadline):
+            thread = self._thread
+            if thread is not None:  # from any thread, the collecting one too
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    return Collector
+
+
 def _kill_allows_restart(base):
     class Collector(base):
         def _kill_actors(self, deadline):
@@ -1721,6 +1731,20 @@ REGRESSIONS = {r.id: r for r in (
         "ran out, which only a bound on the whole teardown judged)",
         (Catch("defaults/*/user/collector", "fail", ("teardown_prompt_when_healthy",)),),
         {"collector": _sleeps_after_kill},
+    ),
+    Regression(
+        "joins-its-own-thread",
+        "the collector's teardown joins its background thread from whatever thread runs it: "
+        "when start()'s thread reaches total_frames and tears the collector down itself, the "
+        "join raises RuntimeError, the kill is skipped and the actors outlive every shutdown()",
+        "a teardown written for the main thread only (mutation analysis: survivor "
+        "impl/component.py:281 of tree 300f2f5, which no scenario reached: every background "
+        "collector was endless)",
+        (Catch("background/*/user/start-to-budget", "fail",
+               ("clean_stderr", "no_leftover_actor", "own_actors_dead_after_teardown",
+                "quiet_when_healthy", "resources_released_at_teardown"),
+               may_also=("no_leftover_process", "others_untouched")),),
+        {"collector": _joins_its_own_thread},
     ),
     Regression(
         "kill-allows-restart",
