@@ -113,7 +113,9 @@ def cmd_init(args) -> int:
         if code:
             return int(code)
     record(db, coverage)
-    if not args.fresh:
+    if args.carry:
+        print(carry_committed_results(db, args.profile))
+    elif not args.fresh:
         print(take_committed_results(db, args.profile))
     print(counts(db))
     return 0
@@ -122,6 +124,26 @@ def cmd_init(args) -> int:
 def committed_scores() -> dict:
     path = RESULTS / "score.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def carry_committed_results(db: Path, profile: str) -> str:
+    """The committed results of the same changes into the new session, on a
+    changed impl/ (``conformance.mutation.carry``), and answers.txt re-keyed."""
+    from conformance.mutation.carry import carry, rekey_answers
+    from conformance.mutation.coverage_map import load
+    from conformance.mutation.distributor import Selection
+
+    rows_path = RESULTS / f"mutants-{profile}.json"
+    if not rows_path.exists():
+        return f"no committed results ({rows_path}): every mutant is pending"
+    coverage = RESULTS / f"coverage-{profile}.json"
+    keys, n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile))
+    moved = rekey_answers(RESULTS / "answers.txt", keys)
+    then = committed_scores().get(profile, {}).get("provenance", {})
+    return (f"carried {n['carried']} committed results of the same changes (measured on impl/ "
+            f"tree {str(then.get('impl_tree', 'unrecorded'))[:7]}); pending: {n['new']} new "
+            f"change(s), {n['rerun']} kill(s) whose killer the map no longer runs; "
+            f"{moved} answer(s) re-keyed in answers.txt")
 
 
 def take_committed_results(db: Path, profile: str) -> str:
@@ -642,6 +664,10 @@ def main(argv=None) -> int:
                    "results of the same mutants (taken by default when impl/, the operators and the "
                    "coverage map are those they were measured on; the full profile's session is "
                    "the finished quick one's, and takes none)")
+    p.add_argument("--carry", action="store_true", help="impl/ changed since the committed results: "
+                   "take each committed result whose mutant makes the same change (module, operator, "
+                   "diff with its context line) in today's tree, re-key answers.txt; the rest is "
+                   "pending (an incremental analysis: conformance.mutation.carry)")
     p.set_defaults(func=cmd_init)
     p = sub.add_parser("run", help="run (or resume) the session's pending mutants")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
