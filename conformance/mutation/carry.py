@@ -11,8 +11,8 @@ pending, and ``mutate run`` runs only those.
 
 A carried kill stands only while its killing scenario still passes on the
 reference in today's coverage map (else the mutant runs again); a carried
-survivor keeps its output and, re-keyed in ``answers.txt``, its answer. The
-assumption, as PIT's: a suite that killed a change at unchanged code still
+survivor keeps its output, and ``mutate answers --write`` carries its answer
+to its new key by the same change. The assumption, as PIT's: a suite that killed a change at unchanged code still
 does. ``mutate sample`` (the CI ratchet) checks it: each sampled kill is run
 again on today's tree.
 """
@@ -39,11 +39,11 @@ def change_of_mutant(module: str, operator: str, occurrence: int) -> str | None:
         return change_of(_diff(original, mutated, module))
 
 
-def carry(db: Path, rows: list[dict], selection) -> tuple[dict, dict]:
+def carry(db: Path, rows: list[dict], selection) -> dict:
     """Put the committed ``rows``' results into session ``db`` for its
-    pending mutants that make the same change. Returns ``{old key: new key}``
-    of the carried mutants and the counts ``{"carried", "rerun", "new"}``
-    (``rerun``: a kill whose killer the map no longer lets run)."""
+    pending mutants that make the same change. Returns the counts
+    ``{"carried", "rerun", "new"}`` (``rerun``: a kill whose killer the map
+    no longer lets run; ``new``: no committed mutant made that change)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkResult
 
@@ -54,7 +54,6 @@ def carry(db: Path, rows: list[dict], selection) -> tuple[dict, dict]:
     for r in rows:
         if r["outcome"] in OUTCOMES:
             committed.setdefault((r["module"], r["operator"], change_of(r["diff"])), []).append(r)
-    keys: dict = {}
     counts = {"carried": 0, "rerun": 0, "new": 0}
     with use_db(str(db), WorkDB.Mode.open) as work_db:
         for row in session_rows(work_db):
@@ -73,22 +72,5 @@ def carry(db: Path, rows: list[dict], selection) -> tuple[dict, dict]:
             worker, test = OUTCOMES[old["outcome"]]
             work_db.set_result(row["job_id"], WorkResult(worker_outcome=worker, test_outcome=test,
                                                          output=old["output"], diff=old["diff"]))
-            keys[old["key"]] = row["key"]
             counts["carried"] += 1
-    return keys, counts
-
-
-def rekey_answers(path: Path, keys: dict) -> int:
-    """Rewrite ``answers.txt``'s keys ``keys`` maps (old -> new); the
-    answers of mutants not carried stay as they are, for ``mutate answers
-    --write`` to drop. Returns how many were re-keyed."""
-    if not path.exists():
-        return 0
-    out, moved = [], 0
-    for line in path.read_text().splitlines():
-        key, sep, answer = line.partition("  ")
-        if sep and key in keys:
-            line, moved = f"{keys[key]}  {answer}", moved + 1
-        out.append(line)
-    path.write_text("\n".join(out) + "\n")
-    return moved
+    return counts

@@ -128,8 +128,8 @@ def committed_scores() -> dict:
 
 def carry_committed_results(db: Path, profile: str) -> str:
     """The committed results of the same changes into the new session, on a
-    changed impl/ (``conformance.mutation.carry``), and answers.txt re-keyed."""
-    from conformance.mutation.carry import carry, rekey_answers
+    changed impl/ (``conformance.mutation.carry``)."""
+    from conformance.mutation.carry import carry
     from conformance.mutation.coverage_map import load
     from conformance.mutation.distributor import Selection
 
@@ -137,13 +137,13 @@ def carry_committed_results(db: Path, profile: str) -> str:
     if not rows_path.exists():
         return f"no committed results ({rows_path}): every mutant is pending"
     coverage = RESULTS / f"coverage-{profile}.json"
-    keys, n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile))
-    moved = rekey_answers(RESULTS / "answers.txt", keys)
+    n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile))
     then = committed_scores().get(profile, {}).get("provenance", {})
     return (f"carried {n['carried']} committed results of the same changes (measured on impl/ "
             f"tree {str(then.get('impl_tree', 'unrecorded'))[:7]}); pending: {n['new']} new "
-            f"change(s), {n['rerun']} kill(s) whose killer the map no longer runs; "
-            f"{moved} answer(s) re-keyed in answers.txt")
+            f"change(s), {n['rerun']} kill(s) whose killer the map no longer runs. Then "
+            f"`mutate answers --previous <the committed mutants-{profile}.json> --write` carries "
+            "the survivors' answers to their new keys")
 
 
 def take_committed_results(db: Path, profile: str) -> str:
@@ -666,7 +666,7 @@ def main(argv=None) -> int:
                    "the finished quick one's, and takes none)")
     p.add_argument("--carry", action="store_true", help="impl/ changed since the committed results: "
                    "take each committed result whose mutant makes the same change (module, operator, "
-                   "diff with its context line) in today's tree, re-key answers.txt; the rest is "
+                   "diff with its context line) in today's tree; the rest is "
                    "pending (an incremental analysis: conformance.mutation.carry)")
     p.set_defaults(func=cmd_init)
     p = sub.add_parser("run", help="run (or resume) the session's pending mutants")

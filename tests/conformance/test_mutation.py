@@ -788,3 +788,45 @@ def test_a_coverage_file_a_killed_process_left_unreadable_is_left_out_and_said(c
     said = []
     assert attribute(str(tmp_path), {}, said.append) == {}
     assert len(said) == 1 and said[0].startswith("left out: .coverage.worker.7, unreadable")
+
+
+def test_a_changed_impl_carries_each_committed_result_of_the_same_change(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """``mutate init --carry``: a mutant of today's tree that makes the change
+    a committed one made (moved two lines down by an edit above it) gets its
+    result; a kill whose killer no longer passes in the map runs again; a
+    change no committed mutant made is pending."""
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from conformance.mutation import carry, distributor, report
+
+    kept, gone = "exhaustion/multinode/user/async", "early_break/local/user/async-after-0"
+    coverage = {"baseline": {kept: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}},
+                "lines": {}}
+    changes = {0: "-    x = 1\n+    x = 2", 1: "-    y = 1\n+    y = 2", 2: "-    z = 1\n+    z = 2"}
+
+    def diff(n, line):
+        return f"--- a/impl/m.py\n+++ b/impl/m.py\n@@ -{line},1 +{line},1 @@\n{changes[n]}"
+    monkeypatch.setattr(carry, "change_of_mutant",
+                        lambda module, op, occurrence: report.change_of(diff(occurrence, occurrence + 3)))
+    db = tmp_path / "s.sqlite"
+    with use_db(str(db)) as work_db:
+        for n in range(3):
+            work_db.add_work_item(WorkItem.single(f"j{n}", MutationSpec(
+                "impl/m.py", "core/NumberReplacer", n, (n + 3, 8), (n + 3, 9))))
+
+    def committed(n, outcome, output):  # the same change, two lines up, in the old tree
+        return {"key": f"impl/m.py:{n + 1}:8:core/NumberReplacer:0", "module": "impl/m.py",
+                "operator": "core/NumberReplacer", "occurrence": n, "outcome": outcome,
+                "output": output, "diff": diff(n, n + 1)}
+    rows = [committed(0, "killed", f"killed by {kept} (fail no_leak; scenario 1 of 2)"),
+            committed(1, "killed", f"killed by {gone} (fail no_leak; scenario 1 of 1)"),
+            {**committed(2, "survived", "survived: 2 covering scenario(s) passed"),
+             "diff": "-    w = 1\n+    w = 2"}]  # another change: not this one's
+    counts = carry.carry(db, rows, distributor.Selection(coverage, "quick"))
+    assert counts == {"carried": 1, "rerun": 1, "new": 1}
+    out = {r["line"]: r for r in report.load_session(db)}
+    assert out[3]["outcome"] == "killed" and out[3]["killer"] == kept
+    assert out[3]["diff"] == rows[0]["diff"]
+    assert out[4]["outcome"] == "pending" and out[5]["outcome"] == "pending"
