@@ -1798,3 +1798,19 @@ def test_a_healthy_teardown_is_prompt():
     features = ReferenceAdapter.features - {"prompt_teardown"}
     assert "teardown_prompt_when_healthy" not in judge(run_of([built, torn(1, 2.1)],
                                                               features=features))
+
+
+def test_a_ready_actors_batches_are_not_held_back_by_a_slow_one():
+    def iterated(duration):
+        return [end(0, "construct", "collector", args={"sync": False, "per_actor_envs": "slow"}),
+                end(1, "iterate", "collector", args={"batches": 4, "within": 4.0},
+                    result={"batches": 4, "frames": 256, "sizes": [64] * 4}, duration=duration)]
+
+    assert "ready_batches_not_held_back" not in judge(run_of(iterated(0.3)))
+    assert judge(run_of(iterated(13.1)))["ready_batches_not_held_back"] == [
+        "op 1 (iterate collector) took 13.10s for 4 batches beside a slow actor; the ready "
+        "actor's come within 4s (first ready, first served: asked again at once)"]
+    # an iterate without `within` is not judged by it
+    plain = iterated(13.1)
+    plain[1]["op"]["args"].pop("within")
+    assert "ready_batches_not_held_back" not in judge(run_of(plain))
