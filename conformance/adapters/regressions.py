@@ -1754,7 +1754,10 @@ REGRESSIONS = {r.id: r for r in (
         "impl/calls.py:38 of tree 300f2f5, no scenario built restartable actors)",
         (Catch("killed/*/*/collector-max_restarts>teardown", "fail",
                ("resources_released_at_teardown",),
-               may_also=("own_actors_dead_after_teardown", "no_leftover_actor")),),
+               # its teardown waits out the release wait of the restarted actors'
+               # CPUs (3.56 s in the CI of d1c17f9): slow in a healthy run
+               may_also=("own_actors_dead_after_teardown", "no_leftover_actor",
+                         "teardown_prompt_when_healthy")),),
         {"collector": _kill_allows_restart},
     ),
     Regression(

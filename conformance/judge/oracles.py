@@ -1580,26 +1580,31 @@ def _held(resources: dict | None) -> dict:
     return {k: float(v) for k, v in (resources or {}).items() if v > RESOURCE_SLACK}
 
 
-def _fixture_cpus(fixture: str) -> tuple[float, float] | None:
-    """(the CPUs of its smallest node, of all its nodes) of a fixture the
-    suite starts itself (None: a cluster it does not know, ``external``)."""
+#: what a constructor raises when it refuses its own arguments (its defaults,
+#: in a default build), as against failing to schedule or start its actors
+ARGUMENT_ERRORS = ("builtins.ValueError", "builtins.TypeError")
+
+
+def _fixture_cpus(fixture: str) -> list[float] | None:
+    """The CPUs of each node of a fixture the suite starts itself (None: a
+    cluster it does not know, ``external``)."""
     from fixtures.clusters import LocalCluster, MultinodeCluster
 
     if fixture == LocalCluster.kind:
-        return float(LocalCluster.NUM_CPUS), float(LocalCluster.NUM_CPUS)
+        return [float(LocalCluster.NUM_CPUS)]
     if fixture == MultinodeCluster.kind:
-        cpus = [float(a["num_cpus"]) for a in MultinodeCluster.NODE_ARGS.values()]
-        return min(cpus), sum(cpus)
+        return [float(a["num_cpus"]) for a in MultinodeCluster.NODE_ARGS.values()]
     return None
 
 
 def _fits(resources: dict, actors: int, fixture: str) -> bool:
     """Documented actor resources (CPUs only) that the fixture hosts for
-    ``actors`` actors: each on any node, all at once."""
+    ``actors`` actors at once, packed onto its nodes."""
     cpus = _fixture_cpus(fixture)
     need = resources.get("CPU", 0.0)
-    return cpus is not None and set(resources) <= {"CPU"} and need <= cpus[0] \
-        and need * actors <= cpus[1]
+    if cpus is None or not set(resources) <= {"CPU"}:
+        return False
+    return need == 0 or sum(math.floor(n / need + 1e-9) for n in cpus) >= actors
 
 
 def defaults_as_documented(run: Run) -> list[Finding]:
@@ -1611,10 +1616,12 @@ def defaults_as_documented(run: Run) -> list[Finding]:
     reserves none where a CPU is documented oversubscribes it), and a
     collector built with neither ``num_collectors`` nor a list of env ids
     (``Spec.minimal_build``) starts the documented number of actors. A
-    build with defaults whose documented resources every node of the fixture
-    can host (its CPUs only, on a fixture the suite starts) must not raise:
-    the defaults family lets a build fail only for what the fixture's nodes
-    cannot give. Rests on the ``documented_defaults`` convention."""
+    build with defaults whose documented resources the fixture can host (its
+    CPUs only, packed onto the nodes of a fixture the suite starts, nothing
+    built before it) must not refuse them (``ARGUMENT_ERRORS``): the defaults
+    family lets a build fail for what the fixture cannot give, never for
+    defaults its own constructor rejects. A build whose actors were not
+    observed is unknown. Rests on the ``documented_defaults`` convention."""
     spec = run.spec
     if not (spec.defaults or spec.minimal_build):
         return []
@@ -1634,10 +1641,11 @@ def defaults_as_documented(run: Run) -> list[Finding]:
         if r["status"] == "raised":
             need = _held(documented.get("actor_resources"))
             actors = spec.num_collectors if kind == "collector" else 1
+            refused = (r.get("error") or {}).get("type") in ARGUMENT_ERRORS
             if spec.defaults and "actor_resources" in documented and not built_earlier \
-                    and _fits(need, actors, run.scenario.fixture):
+                    and refused and _fits(need, actors, run.scenario.fixture):
                 e = r.get("error") or {}
-                out.append(at(r, f": built with its defaults, it raised {e.get('type')}: "
+                out.append(at(r, f": built with its defaults, it refused them, {e.get('type')}: "
                                  f"{str(e.get('message'))[:200]}, though its documented "
                                  f"resources ({need or 'nothing'} for each of {actors} actor(s)) "
                                  f"fit the {run.scenario.fixture} fixture, nothing else built"))
@@ -1645,6 +1653,10 @@ def defaults_as_documented(run: Run) -> list[Finding]:
         created = probe_of(r, "created")
         if unobserved(created):
             out.append(created)
+            continue
+        if not created:
+            out.append(unknown_at(r, f": no actor of the {kind} was observed: what it holds, "
+                                     "and how many it started, is unknown"))
             continue
         if spec.defaults and "actor_resources" in documented:
             want = _held(documented["actor_resources"])
@@ -1670,21 +1682,30 @@ def ready_batches_not_held_back(run: Run) -> list[Finding]:
     """Asynchronous collection is first ready, first served (feature
     ``async``): an actor whose batch was yielded is asked for its next one
     at once, so a slow actor holds back none of a fast one's batches. An
-    ``iterate`` given ``within`` (a collector with one fast env and one very
-    slow one, ``construct(per_actor_envs=<slow env id>)``: a batch of the
-    slow one takes 12.8 s) returns its batches within that many seconds; a
-    collector that asks an actor again only once every actor returned takes
-    the slow actor's time for each batch after the first."""
+    ``iterate`` given ``within`` (a collector whose first actor steps a very
+    slow env, ``construct(per_actor_envs=<slow env id>)``: a batch of it
+    takes 12.8 s) yields its batches after the first within that many
+    seconds of the first (the actors' start-up before the first batch is not
+    counted); a collector that asks an actor again only once every actor
+    returned takes the slow actor's time for the second. Fewer batches than
+    asked, or no times recorded: unknown."""
     out = []
     for r in run.op_records("iterate"):
-        within = (r["op"].get("args") or {}).get("within")
-        if within is None or r["status"] != "ok":
+        args = r["op"].get("args") or {}
+        if "within" not in args or r["status"] != "ok":
             continue
-        if r["duration"] > float(within):
-            n = (r.get("result") or {}).get("batches")
-            out.append(at(r, f"took {r['duration']:.2f}s for {n} batches beside a slow actor; "
-                             f"the ready actor's come within {float(within):g}s (first ready, "
-                             f"first served: asked again at once)"))
+        res, within = r.get("result") or {}, float(args["within"])
+        times, want = res.get("times"), int(args.get("batches", 1))
+        if not times or len(times) < want:
+            out.append(unknown_at(r, f": {len(times or [])} of the {want} batches asked came "
+                                     "(with their times): whether a slow actor held them back "
+                                     "is unknown"))
+            continue
+        spread = times[want - 1] - times[0]
+        if spread > within:
+            out.append(at(r, f"took {spread:.2f}s from the first of {want} batches to the last, "
+                             f"beside a slow actor; the ready actor's come within {within:g}s "
+                             f"(first ready, first served: asked again at once)"))
     return out
 
 

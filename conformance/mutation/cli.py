@@ -100,6 +100,9 @@ def cmd_init(args) -> int:
         raise SystemExit(f"error: no coverage map {coverage}: run `python -m conformance mutate "
                          f"coverage --profile {args.profile}` first")
     check_pristine()
+    if args.carry and (args.fresh or args.profile == "full"):
+        raise SystemExit("error: --carry takes the committed quick results to a changed impl/: "
+                         "not with --fresh, nor for the full profile (its session is the quick one's)")
     if args.profile == "full":  # the finished quick session's kills: of this very tree and map
         refuse_another_tree(session_path("quick"), RESULTS / "coverage-quick.json")
         code = init_full(db)
@@ -139,11 +142,18 @@ def carry_committed_results(db: Path, profile: str) -> str:
     coverage = RESULTS / f"coverage-{profile}.json"
     n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile))
     then = committed_scores().get(profile, {}).get("provenance", {})
+    from conformance.mutation.resume import provenance_path
+
+    record = json.loads(provenance_path(db).read_text())
+    record["carried"] = {"from_impl_tree": then.get("impl_tree"),
+                         "from_suite_commit": then.get("suite_commit"), **n}
+    provenance_path(db).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return (f"carried {n['carried']} committed results of the same changes (measured on impl/ "
             f"tree {str(then.get('impl_tree', 'unrecorded'))[:7]}); pending: {n['new']} new "
-            f"change(s), {n['rerun']} kill(s) whose killer the map no longer runs. Then "
-            f"`mutate answers --previous <the committed mutants-{profile}.json> --write` carries "
-            "the survivors' answers to their new keys")
+            f"change(s), {n['rerun']} result(s) that no longer hold. Then `mutate answers "
+            f"--previous OLD.json --write` carries the survivors' answers to their new keys (OLD: "
+            f"the committed mutants-{profile}.json, saved before `mutate report` overwrites it, "
+            f"e.g. `git show HEAD:ci/results/mutation/mutants-{profile}.json`)")
 
 
 def take_committed_results(db: Path, profile: str) -> str:

@@ -406,15 +406,17 @@ def digest_of(batch) -> str | None:
     return h.hexdigest()[:16]
 
 
-def _count(ctx, items, limit=None, read_actions=False, digest=False) -> dict:
+def _count(ctx, items, limit=None, read_actions=False, digest=False, times=False) -> dict:
     """The batches and frames the collector yielded, each batch's frames
     (``sizes``: None where not measurable), with ``transition_batches`` what
     each batch's steps say (``steps``: ``transitions.batch_steps``), with
     ``read_actions`` each batch's actions, with ``digest`` each batch's
-    ``digest_of``."""
+    ``digest_of``, with ``times`` the seconds from the call to each batch."""
     read_steps = "transition_batches" in ctx.adapter.features
-    n, frames, sizes, steps, actions, digests = 0, 0, [], [], [], []
+    n, frames, sizes, steps, actions, digests, at = 0, 0, [], [], [], [], []
+    t0 = time.monotonic()
     for batch in items:
+        at.append(round(time.monotonic() - t0, 4))
         n += 1
         f = frames_of(batch)
         sizes.append(f)
@@ -431,7 +433,8 @@ def _count(ctx, items, limit=None, read_actions=False, digest=False) -> dict:
     return {"batches": n, "frames": frames, "sizes": sizes,
             **({"steps": steps} if read_steps else {}),
             **({"actions": actions} if read_actions else {}),
-            **({"digests": digests} if digest else {})}
+            **({"digests": digests} if digest else {}),
+            **({"times": at} if times else {})}
 
 
 def _iterate_script(op, api) -> list[str]:
@@ -467,8 +470,8 @@ def _iterated(model, op) -> None:
             "fails midway, so it must raise, naming that cause; read_actions: record each "
             "batch's distinct actions per actor, which weights_take_effect judges; digest: "
             "record a hash of each batch's observations, actions and rewards, which "
-            "seeded_batches_repeat judges; within: seconds the k batches must come in, "
-            "which ready_batches_not_held_back judges)",
+            "seeded_batches_repeat judges; within: seconds from the first batch to the k-th, "
+            "which ready_batches_not_held_back judges: each batch's time is recorded)",
       _surfaces_error,
       api_script=_iterate_script,
       use=Use("iterate", lambda ctx, o: next(iter(ctx.adapter.iterate(o))),
@@ -480,7 +483,8 @@ def iterate(ctx, op):
     if batches <= 0:
         return {"batches": 0, "frames": 0}
     return _count(ctx, ctx.adapter.iterate(ctx.objects[op.target]), batches,
-                  bool(op.args.get("read_actions")), bool(op.args.get("digest")))
+                  bool(op.args.get("read_actions")), bool(op.args.get("digest")),
+                  times="within" in op.args)
 
 
 #: the exhaust verb's deadline on CartPole-v1: EXHAUST_BASE s plus

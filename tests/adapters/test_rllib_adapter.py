@@ -98,7 +98,7 @@ def test_features_components_and_catalog(adapter):
     # an async collector broken after 2 batches (run); the Ctrl-C'd named worker's
     # teardown on the implementation's runtime (named_evaluator: skipped)
     # and the eval worker torn down after the user's ray.shutdown() (run)
-    # and an async collector with a very slow second actor (per_actor_envs: skipped)
+    # and an async collector with a very slow first actor (per_actor_envs: skipped)
     assert (len(quick), len(skipped)) == (87, 27)
 
 

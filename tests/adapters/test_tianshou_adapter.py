@@ -94,7 +94,7 @@ def test_features_components_and_catalog(adapter):
     # TensorDictModule policy and a function policy (weights family: run, their
     # policy the adapter's own)
     # and an async collector broken after 2 batches; and one with a very slow
-    # second actor, whose ready actor's batches must not wait for it
+    # first actor, whose ready actor's batches must not wait for it
     assert len(quick) == 57
 
 

@@ -790,29 +790,39 @@ def test_a_coverage_file_a_killed_process_left_unreadable_is_left_out_and_said(c
     assert len(said) == 1 and said[0].startswith("left out: .coverage.worker.7, unreadable")
 
 
-def test_a_changed_impl_carries_each_committed_result_of_the_same_change(
+def test_a_changed_impl_carries_each_committed_result_that_still_holds(
         cosmic_ray_path, tmp_path, monkeypatch):
     """``mutate init --carry``: a mutant of today's tree that makes the change
     a committed one made (moved two lines down by an edit above it) gets its
-    result; a kill whose killer no longer passes in the map runs again; a
-    change no committed mutant made is pending."""
+    result while it holds: a kill whose killer still runs its lines; a
+    survivor no more scenarios reach than it passed. A kill whose killer no
+    longer runs the lines, a survivor a new scenario reaches, a harness
+    failure and a change no committed mutant made are pending."""
     from cosmic_ray.work_db import use_db
     from cosmic_ray.work_item import MutationSpec, WorkItem
 
     from conformance.mutation import carry, distributor, report
 
-    kept, gone = "exhaustion/multinode/user/async", "early_break/local/user/async-after-0"
-    coverage = {"baseline": {kept: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}},
-                "lines": {}}
-    changes = {0: "-    x = 1\n+    x = 2", 1: "-    y = 1\n+    y = 2", 2: "-    z = 1\n+    z = 2"}
+    kept, gone, new = ("exhaustion/multinode/user/async", "early_break/local/user/async-after-0",
+                       "order/multinode/user/collector>buffer>evaluator>ray")
+    base = {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
+            for sid in (kept, gone, new)}
+    # today: kept runs lines 3-4; gone runs no line any more; new reaches line 5
+    coverage = {"baseline": base, "lines": {"impl/m.py": {"3": [kept], "4": [kept],
+                                                          "5": [kept, new], "6": [kept]}}}
+    monkeypatch.setattr(distributor, "statement_line", lambda source, position: position[0])
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "m.py").write_text("x\n" * 9)
+    monkeypatch.chdir(tmp_path)
+    changes = {n: f"-    v{n} = 1\n+    v{n} = 2" for n in range(5)}
 
     def diff(n, line):
         return f"--- a/impl/m.py\n+++ b/impl/m.py\n@@ -{line},1 +{line},1 @@\n{changes[n]}"
-    monkeypatch.setattr(carry, "change_of_mutant",
-                        lambda module, op, occurrence: report.change_of(diff(occurrence, occurrence + 3)))
+    monkeypatch.setattr(carry, "mutant_diff",
+                        lambda module, op, occurrence, args=None: diff(occurrence, occurrence + 3))
     db = tmp_path / "s.sqlite"
     with use_db(str(db)) as work_db:
-        for n in range(3):
+        for n in range(5):
             work_db.add_work_item(WorkItem.single(f"j{n}", MutationSpec(
                 "impl/m.py", "core/NumberReplacer", n, (n + 3, 8), (n + 3, 9))))
 
@@ -822,11 +832,27 @@ def test_a_changed_impl_carries_each_committed_result_of_the_same_change(
                 "output": output, "diff": diff(n, n + 1)}
     rows = [committed(0, "killed", f"killed by {kept} (fail no_leak; scenario 1 of 2)"),
             committed(1, "killed", f"killed by {gone} (fail no_leak; scenario 1 of 1)"),
-            {**committed(2, "survived", "survived: 2 covering scenario(s) passed"),
-             "diff": "-    w = 1\n+    w = 2"}]  # another change: not this one's
+            committed(2, "survived", "survived: 1 covering scenario(s) passed"),
+            committed(3, "survived", "survived: 1 covering scenario(s) passed"),
+            committed(4, "exception", "a harness failure")]
+    rows[3]["diff"] = diff(3, 4)  # line 6 today: one scenario, as before
     counts = carry.carry(db, rows, distributor.Selection(coverage, "quick"))
-    assert counts == {"carried": 1, "rerun": 1, "new": 1}
+    assert counts == {"carried": 2, "rerun": 2, "new": 1}
     out = {r["line"]: r for r in report.load_session(db)}
     assert out[3]["outcome"] == "killed" and out[3]["killer"] == kept
-    assert out[3]["diff"] == rows[0]["diff"]
-    assert out[4]["outcome"] == "pending" and out[5]["outcome"] == "pending"
+    assert out[3]["diff"] == diff(0, 3)  # today's diff, at today's line
+    assert out[4]["outcome"] == "pending"  # its killer no longer runs line 4... nor any
+    assert out[5]["outcome"] == "pending"  # a survivor two scenarios reach now
+    assert out[6]["outcome"] == "survived"
+    assert out[7]["outcome"] == "pending"  # the harness failure is not carried
+
+
+def test_a_mutants_diff_is_computed_without_writing_the_module(cosmic_ray_path, tmp_path):
+    from conformance.mutation.carry import mutant_diff
+
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    return 1\n")
+    diff = mutant_diff(str(module), "core/NumberReplacer", 0)
+    assert "-    return 1\n+    return 2" in diff
+    assert module.read_text() == "def f():\n    return 1\n"
+    assert mutant_diff(str(module), "core/NumberReplacer", 5) is None

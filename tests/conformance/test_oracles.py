@@ -1757,11 +1757,19 @@ def test_a_component_left_to_its_defaults_is_what_its_implementation_documents()
     # a default build that raised although its documented resources fit the fixture
     # (local: 2 CPUs) and nothing else was built; not when another component holds CPUs
     assert judge(run(failed(0, "buffer")))["defaults_as_documented"] == [
-        "op 0 (construct buffer): built with its defaults, it raised builtins.ValueError: The "
+        "op 0 (construct buffer): built with its defaults, it refused them, builtins.ValueError: The "
         "quantity of resource num_cpus cannot be negative, though its documented resources "
         "(nothing for each of 1 actor(s)) fit the local fixture, nothing else built"]
     assert "defaults_as_documented" not in judge(run(
         built(0, "collector", {"CPU": 1.0}, {"CPU": 1.0}), failed(1, "evaluator")))
+    # a default build that did not start (not an argument refused): the family's may_fail
+    timeout = end(0, "construct", "evaluator", status="raised", args={"may_fail": True},
+                  error=err("impl.errors.ReadinessTimeout", "not ready within 30 s"))
+    assert "defaults_as_documented" not in judge(run(timeout))
+    # a build whose actors were not observed: unknown, never a pass
+    assert unknown(run(built(0, "buffer")))["defaults_as_documented"] == [
+        "op 0 (construct buffer): no actor of the buffer was observed: what it holds, and how "
+        "many it started, is unknown"]
     # a minimal collector starts the documented number of actors (one)
     minimal = {"minimal_build": True}
     assert "defaults_as_documented" not in judge(run(built(0, "collector", {"CPU": 0.25}),
@@ -1801,16 +1809,21 @@ def test_a_healthy_teardown_is_prompt():
 
 
 def test_a_ready_actors_batches_are_not_held_back_by_a_slow_one():
-    def iterated(duration):
+    def iterated(times, status="ok"):
         return [end(0, "construct", "collector", args={"sync": False, "per_actor_envs": "slow"}),
-                end(1, "iterate", "collector", args={"batches": 4, "within": 4.0},
-                    result={"batches": 4, "frames": 256, "sizes": [64] * 4}, duration=duration)]
+                end(1, "iterate", "collector", args={"batches": 4, "within": 4.0}, status=status,
+                    result={"batches": len(times), "sizes": [64] * len(times), "times": times})]
 
-    assert "ready_batches_not_held_back" not in judge(run_of(iterated(0.3)))
-    assert judge(run_of(iterated(13.1)))["ready_batches_not_held_back"] == [
-        "op 1 (iterate collector) took 13.10s for 4 batches beside a slow actor; the ready "
-        "actor's come within 4s (first ready, first served: asked again at once)"]
-    # an iterate without `within` is not judged by it
-    plain = iterated(13.1)
+    # start-up before the first batch is not counted
+    assert "ready_batches_not_held_back" not in judge(run_of(iterated([9.0, 9.1, 9.2, 9.3])))
+    assert judge(run_of(iterated([0.4, 13.2, 13.3, 26.1])))["ready_batches_not_held_back"] == [
+        "op 1 (iterate collector) took 25.70s from the first of 4 batches to the last, beside a "
+        "slow actor; the ready actor's come within 4s (first ready, first served: asked again "
+        "at once)"]
+    # fewer batches than asked: unknown, never a pass; without `within`: not judged
+    assert unknown(run_of(iterated([0.4, 0.5])))["ready_batches_not_held_back"] == [
+        "op 1 (iterate collector): 2 of the 4 batches asked came (with their times): whether a "
+        "slow actor held them back is unknown"]
+    plain = iterated([0.4, 13.2, 13.3, 26.1])
     plain[1]["op"]["args"].pop("within")
     assert "ready_batches_not_held_back" not in judge(run_of(plain))
