@@ -32,7 +32,7 @@ class MyForkAdapter(Adapter):
     teardown_bound = 10.0
     log_names = ("impl", "myfork")  # the loggers of myfork's code and of what it forked
 
-    # what myfork's docstrings say of its defaults (it changes none of impl's): a
+    # the defaults myfork inherits from impl, as impl's docstrings give them: a
     # collector actor and the eval actor take a CPU, the buffer's none; one actor
     # for one env id (the documented_defaults convention)
     documented_defaults = {

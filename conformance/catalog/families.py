@@ -598,7 +598,10 @@ def defaults(fixture, owner, comps=ALL):
     copying its docstring would, on the fixture's CPU-only nodes; then used
     and torn down. A component its defaults cannot schedule may fail to
     build, clearly, within its bound and leaving no actor (``may_fail``);
-    one that builds must work and tear down as always."""
+    one that builds must work and tear down as always. With the
+    ``documented_defaults`` convention, each actor must hold the documented
+    resources, and a build whose documented CPUs the fixture hosts must not
+    refuse its own defaults (``oracles.defaults_as_documented``)."""
     spec = {"defaults": True}
     for comp in comps:
         uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
