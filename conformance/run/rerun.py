@@ -4,8 +4,7 @@ Timing verdicts flip under load: a teardown bound exceeded, an actor still
 alive when the settle wait ran out, a worker still exiting when its grace
 ran out (``load.timing_violation``). A ``fail`` with such a violation, in a
 scenario that ran under CPU pressure (``load.CpuPressure``, its evidence's
-``cpu_pressure``) of at least ``RERUN_PRESSURE``, or on a machine that
-gives no reading, is run once more, alone,
+``cpu_pressure``) of at least ``RERUN_PRESSURE``, is run once more, alone,
 once every other scenario of the run is done (the pytest controller, after
 its workers finished: ``plugin.pytest_sessionfinish``). The rerun decides:
 the verdict stands only if the rerun agrees, and the report's entry is the
@@ -29,17 +28,14 @@ def needs_rerun(entry: dict) -> str | None:
     """Why ``entry`` is to be rerun alone ("ORACLES at CPU pressure P"), or None."""
     evidence = entry.get("evidence") or {}
     pressure = evidence.get("cpu_pressure")
-    # no pressure reading (no /proc/pressure/cpu, common in containers): the
-    # machine may have been busy, so a timing failure is rerun alone as well
-    if entry.get("verdict") != "fail" or (pressure is not None and pressure < RERUN_PRESSURE) \
+    if entry.get("verdict") != "fail" or pressure is None or pressure < RERUN_PRESSURE \
             or "rerun" in evidence:
         return None
     timed = sorted({o for o, msgs in (evidence.get("violations") or {}).items()
                     for m in msgs if timing_violation(o, m)})
     if not timed:
         return None
-    at = "unknown CPU pressure" if pressure is None else f"CPU pressure {pressure:.2f}"
-    return f"{', '.join(timed)} failed at {at}"
+    return f"{', '.join(timed)} failed at CPU pressure {pressure:.2f}"
 
 
 def run_summary(entry: dict) -> dict:

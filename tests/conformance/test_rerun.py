@@ -24,9 +24,7 @@ def test_which_failures_are_rerun():
     assert needs_rerun(fail_entry(["teardown_within_bound"], 0.96)) == \
         "teardown_within_bound failed at CPU pressure 0.96"
     assert needs_rerun(fail_entry(["teardown_within_bound"], 0.3)) is None  # an idle machine
-    # no PSI reading: the machine may have been busy, rerun alone too
-    assert needs_rerun(fail_entry(["teardown_within_bound"], None)) == (
-        "teardown_within_bound failed at unknown CPU pressure")
+    assert needs_rerun(fail_entry(["teardown_within_bound"], None)) is None  # no PSI: unknown
     unclear = {"use_after_close_clear_error": [
         "op 2 (use buffer) sample() after teardown raised an unclear builtins.KeyError: x"]}
     assert needs_rerun(fail_entry(["use_after_close_clear_error"], 0.96, unclear)) is None
