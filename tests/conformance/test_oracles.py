@@ -1827,3 +1827,19 @@ def test_a_ready_actors_batches_are_not_held_back_by_a_slow_one():
     plain = iterated([0.4, 13.2, 13.3, 26.1])
     plain[1]["op"]["args"].pop("within")
     assert "ready_batches_not_held_back" not in judge(run_of(plain))
+
+
+def test_an_actors_own_slow_env_makes_a_run_unhealthy():
+    """A collector whose first actor steps a slow env (``construct(per_actor_envs=
+    <env id>)``) waits for that actor's batch at its teardown: the run is not a
+    healthy one, so neither the prompt teardown nor the quiet log is asked of it;
+    with both actors on CartPole it is."""
+    def run(per_actor_envs):
+        return run_of([end(0, "construct", "collector", args={"per_actor_envs": per_actor_envs}),
+                       end(1, "teardown", "collector", result={"calls": [
+                           {"status": "ok", "error": None, "duration": 2.1}]})])
+
+    slow = "conformance.envs:RlcVerySlowCartPole-v0"
+    assert "teardown_prompt_when_healthy" not in judge(run(slow))
+    assert "teardown_prompt_when_healthy" in judge(run("CartPole-v1"))
+    assert "teardown_prompt_when_healthy" in judge(run(True))
