@@ -166,8 +166,9 @@ FEATURES = {
                            "documents it (Adapter.documented_defaults): the resources each "
                            "actor holds when built without actor options (Spec.defaults), and "
                            "how many actors a collector built with neither num_collectors nor a "
-                           "list of env ids starts (Spec.minimal_build). Without it: "
-                           "defaults_as_documented is not checked",
+                           "list of env ids starts (Spec.minimal_build), and how long a build "
+                           "waits for its actors to start (on a busy cluster). Without it: "
+                           "defaults_as_documented and ready_bound_as_documented are not checked",
 }
 
 #: the features that are conventions (``conformance.judge.conventions``): never a
@@ -295,7 +296,10 @@ class Adapter:
     #: holds when built without actor options, zeros left out (``{}``: nothing,
     #: an actor with ``num_cpus=0``), and for ``"collector"`` also ``"actors"``:
     #: how many a collector built with neither ``num_collectors`` nor a list of
-    #: env ids starts. Literal values from the implementation's documentation,
+    #: env ids starts; ``"ready_timeout"``: the seconds a build waits for its
+    #: actors to start before it gives up (None: it does not wait;
+    #: ``oracles.ready_bound_as_documented``, on a busy cluster). Literal values
+    #: from the implementation's documentation,
     #: not read from its code (a changed default must show). None: none documented
     documented_defaults: dict | None = None
     #: the implementation's Python loggers (each with its children): what they

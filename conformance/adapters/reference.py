@@ -39,11 +39,12 @@ class ReferenceAdapter(Adapter):
     log_names = ("impl",)
     # the constructors' docstrings (impl/collector.py, replay_buffer.py, eval_worker.py):
     # a collector actor and the eval actor take a CPU, the buffer's actor none (it
-    # only stores); one env id and no num_collectors: one actor
+    # only stores); one env id and no num_collectors: one actor; and their
+    # signatures as help() shows them: each waits ready_timeout=30.0 s for its actors
     documented_defaults = {
-        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1},
-        "buffer": {"actor_resources": {}},
-        "evaluator": {"actor_resources": {"CPU": 1.0}},
+        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1, "ready_timeout": 30.0},
+        "buffer": {"actor_resources": {}, "ready_timeout": 30.0},
+        "evaluator": {"actor_resources": {"CPU": 1.0}, "ready_timeout": 30.0},
     }
 
     def __init__(self):

@@ -417,6 +417,26 @@ def _sleeps_after_kill(base):
     return Collector
 
 
+def _abort_forgets_pending_actor(base):
+    class Evaluator(base):
+        def _abort_construction(self):
+            # "it never started: nothing to kill": the actor's creation stays
+            # queued, and it starts as soon as a CPU is free
+            self._actors = []
+            super()._abort_construction()
+
+    return Evaluator
+
+
+def _gives_up_before_documented(base):
+    class Evaluator(base):
+        def __init__(self, *args, ready_timeout=10.0, **kwargs):
+            # a test suite's short wait, left as the default; the docs still say 30
+            super().__init__(*args, ready_timeout=ready_timeout, **kwargs)
+
+    return Evaluator
+
+
 def _joins_its_own_thread(base):
     class Collector(base):
         def _join_thread(self, deadline):
@@ -1721,6 +1741,26 @@ REGRESSIONS = {r.id: r for r in (
         "scenario passed its own options, and the defaults family only used the buffer)",
         (Catch("defaults/*/user/buffer", "fail", ("defaults_as_documented",)),),
         {"buffer": _buffer_reserves_a_cpu},
+    ),
+    Regression(
+        "abort-forgets-pending-actor",
+        "an eval worker whose actor could not start within its ready bound (a busy cluster) "
+        "raises, but leaves the actor's creation queued: the actor starts, and holds a CPU, "
+        "as soon as one is free, with no object left to end it",
+        "an undo that kills only what started (found by the busy-cluster scenarios: no "
+        "scenario before built on a cluster whose CPUs were all taken)",
+        (Catch("defaults/*/user/evaluator-cluster-busy", "fail", ("fails_clearly",)),),
+        {"evaluator": _abort_forgets_pending_actor},
+    ),
+    Regression(
+        "gives-up-before-documented",
+        "the eval worker waits 10 s for its actor by default where 30 s are documented: on a "
+        "busy cluster a build with defaults fails 20 s before the user's documented bound",
+        "a test's short wait left as the default (mutation analysis: survivors "
+        "impl/eval_worker.py:50 and impl/collector.py:72, ready_timeout=30.0 changed, which "
+        "no scenario waited out)",
+        (Catch("defaults/*/user/evaluator-cluster-busy", "fail", ("ready_bound_as_documented",)),),
+        {"evaluator": _gives_up_before_documented},
     ),
     Regression(
         "sleeps-after-kill",

@@ -614,6 +614,20 @@ def defaults(fixture, owner, comps=ALL):
     yield make("defaults", fixture, owner, "all", [
         *built, *warm_up(comps), *teardowns(tuple(c for c in ALL if c in comps))],
         spec=spec, built=comps)
+    # a busy cluster (``occupy``: the harness holds every CPU of every node): a
+    # build whose documented actors need a CPU gives up at its documented ready
+    # bound, clearly, and leaves no pending actor that the CPUs freed (``vacate``)
+    # would start; one documented to need none builds and works
+    # (``ready_bound_as_documented``, ``fails_clearly``). On the user's runtime
+    # (the harness's actors need one before the build), never on a user's own
+    # cluster (the external fixture). Full profile: a build that gives up waits
+    # its whole bound (the reference's: 30 s)
+    if owner == "user" and fixture != "external":
+        for comp in comps:
+            uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
+            yield make("defaults", fixture, owner, f"{comp}-cluster-busy", [
+                op("occupy"), op("construct", comp, may_fail=True), op("vacate"), *uses,
+                op("teardown", comp)], spec=spec)
     # the collector's behaviour left to its own defaults (``Spec.minimal_build``):
     # no total_frames, sync or number of actors, the suite's actor options as
     # always (so it must build): the user's loop takes 3 batches (batch_counts)

@@ -127,6 +127,7 @@ CONVENTIONS = {c.feature: c for c in (
     }),
     Convention("documented_defaults", {
         "defaults_as_documented": lambda op, s: op.verb == "construct",
+        "ready_bound_as_documented": lambda op, s: op.verb == "construct",
     }),
 )}
 

@@ -1678,6 +1678,71 @@ def defaults_as_documented(run: Run) -> list[Finding]:
     return out
 
 
+#: seconds past its documented ready bound a build may take to give up: what
+#: comes before the wait (the lease, the actors' creation sent) and the undoing
+#: of the build. The reference's eval worker and collector gave up after 32.5 s
+#: of their 30 (both fixtures, 2026-11-28): the undoing asks the never-started
+#: actors to close their envs (a 2 s wait for no answer) and what they hold
+#: (0.5 s), as a teardown does; 1.5 s more for a busy machine. So a bound
+#: changed by a second either way (29 or 31 s) passes with the reference's
+#: undoing: only one that skipped never-started actors would let a 1 s slack
+#: tell them apart (ci/results/mutation/answers.txt)
+READY_SLACK = 4.0
+
+
+def ready_bound_as_documented(run: Run) -> list[Finding]:
+    """On a busy cluster (``occupy``: the harness holds every CPU of every
+    node), a component built with its defaults (``Spec.defaults``) whose
+    documented actors need a CPU cannot start them: the build gives up no
+    sooner than its documented ready bound (``documented_defaults[kind]
+    ["ready_timeout"]``: a user on a shared cluster relies on it) and at
+    most ``READY_SLACK`` after it (that the error is clear and leaves no
+    actor, whose pending creation would take the first CPU freed, is
+    ``fails_clearly``'s). One documented to need no CPU builds there. A
+    bound documented as None (the constructor does not wait) is not judged;
+    none documented is unknown. Rests on the ``documented_defaults``
+    convention."""
+    if not run.spec.defaults:
+        return []
+    out, busy = [], False
+    for r in run.history.ops:
+        verb = r["op"]["verb"]
+        if verb in ("occupy", "vacate"):
+            busy = verb == "occupy" and r["status"] == "ok"
+            continue
+        if verb != "construct" or not busy or r["status"] not in ("ok", "raised"):
+            continue
+        kind = kind_of(r["op"]["target"])
+        documented = (run.documented_defaults or {}).get(kind) or {}
+        if "actor_resources" not in documented:
+            out.append(unknown_at(r, f": the adapter documents no actor resources for the {kind} "
+                                     "(Adapter.documented_defaults)"))
+            continue
+        need = _held(documented["actor_resources"])
+        if not need.get("CPU"):
+            if r["status"] == "raised":
+                e = r.get("error") or {}
+                out.append(at(r, f": documented to need {need or 'nothing'} but a CPU, it failed "
+                                 f"to build on a cluster with no CPU free: {e.get('type')}: "
+                                 f"{str(e.get('message'))[:200]}"))
+            continue
+        if "ready_timeout" not in documented:
+            out.append(unknown_at(r, f": the adapter documents no ready bound for the {kind} "
+                                     "(Adapter.documented_defaults ready_timeout)"))
+            continue
+        bound = documented["ready_timeout"]
+        if bound is None or r["status"] != "raised":
+            continue  # one that does not wait built; one that waits and built: fails_clearly's
+        if r["duration"] < bound:
+            out.append(at(r, f": on a cluster with no CPU free, it gave up after "
+                             f"{r['duration']:.2f}s, before its documented ready bound {bound}s"))
+        elif r["duration"] > bound + READY_SLACK:
+            out.append(at(r, f": on a cluster with no CPU free, it took {r['duration']:.2f}s to "
+                             f"give up, past its documented ready bound {bound}s "
+                             f"(+{READY_SLACK}s)"))
+    return out
+
+
 def ready_batches_not_held_back(run: Run) -> list[Finding]:
     """Asynchronous collection is first ready, first served (feature
     ``async``): an actor whose batch was yielded is asked for its next one
@@ -2139,7 +2204,8 @@ def fails_clearly(run: Run) -> list[Finding]:
         if unobserved(job) or "unknown" in job:
             out.append(job if unobserved(job) else unknown_at(r, f": {job['unknown']}"))
             continue
-        known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos}
+        known = {a["id"] for infos in _actor_ids_before(run, r["i"]) for a in infos} \
+            | harness_actors(run)
         stray, unsure = [], []
         for aid, st in job["actors"].items():
             if aid in known or not isinstance(st, dict):
@@ -2250,14 +2316,22 @@ def no_leftover_thread(run: Run) -> list[Finding]:
     return out + _leftover_threads(threads, lambda text: in_run(text, final_time(run)))
 
 
-def _live_job_actors(job: dict, found, unknown) -> list[Finding]:
-    """The live (or unknown) actors of a ``job_actors`` reading; ``found``
-    and ``unknown`` make a finding of a text where it was read."""
+def harness_actors(run: Run) -> set:
+    """Ids of the harness's own actors in the driver's job: the occupiers
+    of a busy cluster (``occupy``), never the implementation's."""
+    return {aid for r in run.op_records("occupy") if r["status"] == "ok"
+            for aid in (r.get("result") or {}).get("occupiers") or ()}
+
+
+def _live_job_actors(job: dict, found, unknown, skip: set = frozenset()) -> list[Finding]:
+    """The live (or unknown) actors of a ``job_actors`` reading, those in
+    ``skip`` (the harness's) aside; ``found`` and ``unknown`` make a
+    finding of a text where it was read."""
     if "unknown" in job:
         return [unknown(job["unknown"])]
     out = []
     for aid, st in (job.get("actors") or {}).items():
-        if not isinstance(st, dict):
+        if not isinstance(st, dict) or aid in skip:
             continue
         if st.get("state") in LIVE_STATES:
             out.append(found(f"actor {aid[:8]} ({st.get('class_name', '?')}) still "
@@ -2277,7 +2351,7 @@ def no_leftover_actor(run: Run) -> list[Finding]:
     for r in _clean_checks(run):
         out += _live_job_actors(r["result"].get("job_actors") or {},
                                 lambda text, r=r: at(r, ": " + text),
-                                lambda text, r=r: unknown_at(r, ": " + text))
+                                lambda text, r=r: unknown_at(r, ": " + text), harness_actors(run))
     if run.history.final is None:
         return out
     built = _constructed(run)
@@ -2288,7 +2362,8 @@ def no_leftover_actor(run: Run) -> list[Finding]:
         return out + [job]
     t = final_time(run)
     return out + _live_job_actors(job, lambda text: in_run(text, t),
-                                  lambda text: unknown_in_run(f"final probe: {text}", t))
+                                  lambda text: unknown_in_run(f"final probe: {text}", t),
+                                  harness_actors(run))
 
 
 def no_actor_outlives_driver(run: Run) -> list[Finding]:
@@ -2404,7 +2479,7 @@ ORACLES = {
         own_actors_dead_after_teardown, resources_released_at_teardown, others_untouched,
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
         batches_hold_steps, eval_episode_consistent, seeded_batches_repeat, defaults_as_documented,
-        ready_batches_not_held_back,
+        ready_bound_as_documented, ready_batches_not_held_back,
         ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,

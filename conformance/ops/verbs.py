@@ -929,6 +929,47 @@ def await_actors(ctx, op):
     return {"actors": len(ids), "waited": round(time.monotonic() - t0, 3)}
 
 
+def _busy_cluster_helpers(ops) -> list:
+    from conformance.ops import busy_cluster as b
+
+    return [f"OCCUPY_WAIT = {b.OCCUPY_WAIT}", f"VACATE_WAIT = {b.VACATE_WAIT}",
+            "_OCCUPIERS: list = []  # the harness's actors that hold every CPU (occupy)",
+            b.CpuOccupier, b.occupy, b.vacate] if ops else []
+
+
+@verb(HARNESS, "make the cluster busy: a harness actor on each node holds all its CPUs "
+               "(conformance.ops.busy_cluster), so an actor that needs a CPU waits for one; "
+               "`vacate` kills them. Not on the external fixture (a user's cluster)",
+      script=lambda op, w: ["_OCCUPIERS.extend(occupy())",
+                            "return f'{len(_OCCUPIERS)} node(s) busy'"],
+      script_header=_busy_cluster_helpers)
+def occupy(ctx, op):
+    from conformance.ops import busy_cluster
+
+    if ctx.occupiers:
+        raise HarnessError("scenario error: occupy twice without vacate")
+    try:
+        ctx.occupiers = busy_cluster.occupy()
+    except TimeoutError as exc:
+        raise HarnessError(str(exc)) from None
+    return {"occupiers": [h._actor_id.hex() for h in ctx.occupiers]}
+
+
+@verb(HARNESS, "end the busy cluster: kill the occupiers and wait until they are dead (the "
+               "CPUs they held are free again for what waited)", probes_actors=True,
+      script=lambda op, w: ["took = vacate(_OCCUPIERS)", "_OCCUPIERS.clear()",
+                            "return f'occupiers dead after {took} s'"],
+      script_header=_busy_cluster_helpers)
+def vacate(ctx, op):
+    from conformance.ops import busy_cluster
+
+    handles, ctx.occupiers = ctx.occupiers, []
+    try:
+        return {"seconds": busy_cluster.vacate(handles)}
+    except TimeoutError as exc:
+        raise HarnessError(str(exc)) from None
+
+
 #: seconds a kill armed with ``during`` waits for that op to start
 KILL_ARM_WAIT = 120.0
 

@@ -27,7 +27,7 @@ HEAVY = 0.8
 #: the oracles whose violations are bounds on time
 TIMING_ORACLES = ("teardown_within_bound", "fails_clearly", "use_after_close_clear_error",
                   "liveness_reports_death", "teardown_prompt_when_healthy",
-                  "ready_batches_not_held_back")
+                  "ready_batches_not_held_back", "ready_bound_as_documented")
 #: the oracles some of whose violations say that a wait of the harness ran out
 #: (an actor still alive after the settle wait, a process still running after
 #: its grace): a busy machine may make them too

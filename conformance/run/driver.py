@@ -123,6 +123,7 @@ class Context:
         self.keep: list = []  # object refs of injected faults (a hung call)
         self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
         self.armed_kills: list = []  # kills waiting to land inside an op (verbs.kill `during`)
+        self.occupiers: list = []  # harness actors holding the cluster's CPUs (verbs.occupy)
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
         #: runtime identity -> the Ray processes below the driver while it ran
         #: (a local runtime the driver's process started; read after constructs)

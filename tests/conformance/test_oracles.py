@@ -1788,6 +1788,56 @@ def test_a_component_left_to_its_defaults_is_what_its_implementation_documents()
                                                      features=features))
 
 
+def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_bound():
+    """defaults/*/user/<component>-cluster-busy: the harness holds every CPU
+    (occupy); a default build whose actors need one waits its documented 30 s."""
+    occupy = end(0, "occupy", result={"occupiers": ["occ1"]})
+    vacate = end(2, "vacate", result={"seconds": 0.01})
+
+    def build(comp, status="raised", duration=32.5, i=1):
+        return end(i, "construct", comp, status=status, args={"may_fail": True},
+                   duration=duration, error=err("impl.errors.ReadinessTimeout", "not ready")
+                   if status == "raised" else None,
+                   probe={"created": [{"id": "a1", "state": "ALIVE", "required_resources": {}}],
+                          "job_actors": {"actors": {"occ1": {"state": "ALIVE"}}}})
+
+    def run(*records, documented=ReferenceAdapter.documented_defaults):
+        return run_of(list(records), spec={"defaults": True}, documented_defaults=documented)
+
+    assert "ready_bound_as_documented" not in judge(run(occupy, build("evaluator"), vacate))
+    assert judge(run(occupy, build("evaluator", duration=12.0), vacate))[
+        "ready_bound_as_documented"] == [
+        "op 1 (construct evaluator): on a cluster with no CPU free, it gave up after 12.00s, "
+        "before its documented ready bound 30.0s"]
+    assert judge(run(occupy, build("collector", duration=34.5), vacate))[
+        "ready_bound_as_documented"] == [
+        "op 1 (construct collector): on a cluster with no CPU free, it took 34.50s to give up, "
+        "past its documented ready bound 30.0s (+4.0s)"]
+    # a buffer documented to need no CPU builds there; one that failed did not
+    assert "ready_bound_as_documented" not in judge(run(occupy, build("buffer", "ok", 1.0), vacate))
+    assert judge(run(occupy, build("buffer", duration=30.5), vacate))[
+        "ready_bound_as_documented"] == [
+        "op 1 (construct buffer): documented to need nothing but a CPU, it failed to build on "
+        "a cluster with no CPU free: impl.errors.ReadinessTimeout: not ready"]
+    # only while the cluster is busy: after vacate, or without occupy, not judged
+    assert "ready_bound_as_documented" not in judge(run(build("evaluator", duration=1.0)))
+    assert "ready_bound_as_documented" not in judge(run(
+        occupy, end(1, "vacate"), build("evaluator", duration=1.0, i=2)))
+    # no documented bound: unknown, never a pass
+    bare = {k: {"actor_resources": v["actor_resources"]}
+            for k, v in ReferenceAdapter.documented_defaults.items()}
+    assert unknown(run(occupy, build("evaluator"), vacate, documented=bare))[
+        "ready_bound_as_documented"] == [
+        "op 1 (construct evaluator): the adapter documents no ready bound for the evaluator "
+        "(Adapter.documented_defaults ready_timeout)"]
+    # the harness's occupier is no actor the failed build left behind
+    assert "fails_clearly" not in judge(run(occupy, build("evaluator"), vacate))
+    stray = build("evaluator")
+    stray["probe"]["job_actors"]["actors"]["left"] = {"state": "PENDING_CREATION"}
+    assert judge(run(occupy, stray, vacate))["fails_clearly"] == [
+        "op 1 (construct evaluator) left actors behind: ['left']"]
+
+
 def test_a_healthy_teardown_is_prompt():
     def torn(i, *durations):
         return end(i, "teardown", "collector", result={"calls": [
