@@ -179,21 +179,30 @@ def take_committed_results(db: Path, profile: str) -> str:
 
 def init_full(db: Path) -> int:
     """The full profile's session: the quick one's mutants, those it killed
-    kept killed (quick is part of full), its survivors pending again; ``run
-    --profile full`` gives them only the scenarios quick does not have."""
+    kept killed (quick is part of full), and so are the survivors
+    ``answers.txt`` answers "killed since by scenario X" or "equivalent
+    because ..." (a quick scenario is a full one; an equivalence holds in
+    any profile); the open survivors are pending again: ``run --profile
+    full`` gives them only the scenarios quick does not have."""
     import shutil
+    import sqlite3
 
     from cosmic_ray.work_db import WorkDB, use_db
+
+    from conformance.mutation.report import load_answers, session_rows
 
     quick = session_path("quick")
     with use_db(str(quick), WorkDB.Mode.open) as work_db:
         if work_db.num_work_items != work_db.num_results:
             raise SystemExit(f"error: {quick} has pending mutants: finish the quick profile first")
+        answers = load_answers(RESULTS / "answers.txt")
+        settled = ("killed since", "equivalent")
+        again = [r["job_id"] for r in session_rows(work_db) if r["outcome"] == "survived"
+                 and not answers.get(r["key"], "").startswith(settled)]
     shutil.copyfile(quick, db)
-    import sqlite3
-
     with sqlite3.connect(db) as conn:  # cosmic-ray's WorkDB has no call to forget a result
-        conn.execute("delete from work_results where test_outcome = 'SURVIVED'")
+        conn.executemany("delete from work_results where job_id = ?", [(j,) for j in again])
+    print(f"{len(again)} open survivors of the quick profile pending again")
     print(counts(db))
     return 0
 

@@ -856,3 +856,36 @@ def test_a_mutants_diff_is_computed_without_writing_the_module(cosmic_ray_path, 
     assert "-    return 1\n+    return 2" in diff
     assert module.read_text() == "def f():\n    return 1\n"
     assert mutant_diff(str(module), "core/NumberReplacer", 5) is None
+
+
+def test_the_full_session_runs_again_only_the_open_survivors_of_quick(
+        cosmic_ray_path, tmp_path, monkeypatch):
+    """``mutate init --profile full``: quick's kills stay killed, and so do
+    its survivors answered "killed since by scenario X" (a quick scenario is
+    a full one) or "equivalent because ..." (in any profile); only the open
+    ones, and the unanswered, are pending for the full-only scenarios."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, WorkItem, WorkResult
+
+    from conformance.mutation import cli
+
+    quick, results = tmp_path / "session-quick.sqlite", tmp_path / "results"
+    results.mkdir()
+    outcomes = {1: "killed", 2: "survived", 3: "survived", 4: "survived", 5: "survived"}
+    with use_db(str(quick)) as work_db:
+        for line, outcome in outcomes.items():
+            work_db.add_work_item(WorkItem.single(f"job{line}", MutationSpec(
+                "impl/m.py", "core/AddNot", 0, (line, 0), (line, 3))))
+            work_db.set_result(f"job{line}", WorkResult(worker_outcome="normal", output="x",
+                                                        diff="d", test_outcome=outcome))
+    (results / "answers.txt").write_text(
+        "impl/m.py:2:0:core/AddNot:0  killed since by scenario order/multinode/user/a: ...\n"
+        "impl/m.py:3:0:core/AddNot:0  equivalent because a list of one handle\n"
+        "impl/m.py:4:0:core/AddNot:0  open [mut]: a race\n")
+    monkeypatch.setattr(cli, "RESULTS", results)
+    monkeypatch.setattr(cli, "session_path", lambda profile: tmp_path / f"session-{profile}.sqlite")
+    assert cli.init_full(tmp_path / "session-full.sqlite") == 0
+    with use_db(str(tmp_path / "session-full.sqlite"), WorkDB.Mode.open) as work_db:
+        assert {i.job_id for i in work_db.pending_work_items} == {"job4", "job5"}
+    with use_db(str(quick), WorkDB.Mode.open) as work_db:  # quick's own session untouched
+        assert not list(work_db.pending_work_items)
