@@ -32,13 +32,14 @@ class MyForkAdapter(Adapter):
     teardown_bound = 10.0
     log_names = ("impl", "myfork")  # the loggers of myfork's code and of what it forked
 
-    # the defaults myfork inherits from impl, as impl's docstrings give them: a
-    # collector actor and the eval actor take a CPU, the buffer's none; one actor
-    # for one env id (the documented_defaults convention)
+    # the defaults myfork inherits from impl, as impl's docstrings and signatures give
+    # them: a collector actor and the eval actor take a CPU, the buffer's none; one
+    # actor for one env id; a build waits 30 s for its actors (the documented_defaults
+    # convention)
     documented_defaults = {
-        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1},
-        "buffer": {"actor_resources": {}},
-        "evaluator": {"actor_resources": {"CPU": 1.0}},
+        "collector": {"actor_resources": {"CPU": 1.0}, "actors": 1, "ready_timeout": 30.0},
+        "buffer": {"actor_resources": {}, "ready_timeout": 30.0},
+        "evaluator": {"actor_resources": {"CPU": 1.0}, "ready_timeout": 30.0},
     }
 
     def _opts(self, spec: Spec, component: str) -> dict:
@@ -46,10 +47,14 @@ class MyForkAdapter(Adapter):
             return {}
         return {"num_cpus": CPUS, **spec.resources.get(component, {})}
 
+    def _bounds(self, spec: Spec) -> dict:
+        if spec.defaults:  # and its own bounds
+            return {}
+        return {"ready_timeout": spec.ready_timeout, "shutdown_timeout": spec.teardown_timeout}
+
     def make_buffer(self, spec: Spec):
         return myfork.RayReplayBuffer(
-            spec.buffer_capacity, remote_config=self._opts(spec, "buffer"),
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
+            spec.buffer_capacity, remote_config=self._opts(spec, "buffer"), **self._bounds(spec))
 
     def make_collector(self, spec: Spec, buffer=None):
         # feature minimal_build: only what the constructor requires, its own defaults else
@@ -63,16 +68,13 @@ class MyForkAdapter(Adapter):
             # weights: a CartPolePolicy module, conformance.policies)
             spec.env_id, policy_of(spec), frames_per_batch=spec.frames_per_batch,
             replay_buffer=buffer, **budget,
-            remote_configs=self._opts(spec, "collector"),
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout)
+            remote_configs=self._opts(spec, "collector"), **self._bounds(spec))
 
     def make_evaluator(self, spec: Spec):
         opts = self._opts(spec, "evaluator")
         named = {"name": spec.actor_name, "namespace": spec.namespace} if spec.actor_name else {}
         return myfork.RayEvalWorker(
-            None, spec.env_id, random_policy_maker,
-            ready_timeout=spec.ready_timeout, shutdown_timeout=spec.teardown_timeout,
-            **named, **opts)
+            None, spec.env_id, random_policy_maker, **self._bounds(spec), **named, **opts)
 
     def connect_evaluator(self, spec: Spec):
         return myfork.RayEvalWorker.from_name(

@@ -603,10 +603,12 @@ def defaults(fixture, owner, comps=ALL):
     resources, and a build whose documented CPUs the fixture hosts must not
     refuse its own defaults (``oracles.defaults_as_documented``)."""
     spec = {"defaults": True}
+
+    def uses(comp):
+        return [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
     for comp in comps:
-        uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
         yield make("defaults", fixture, owner, comp, [
-            op("construct", comp, may_fail=True), *uses, op("teardown", comp)],
+            op("construct", comp, may_fail=True), *uses(comp), op("teardown", comp)],
             spec=spec, quick=True)  # the buffer's: the one quick extend() from the driver
     built = [op("construct", c, may_fail=True,
                 **({"buffer": True} if c == "collector" and "buffer" in comps else {}))
@@ -624,9 +626,8 @@ def defaults(fixture, owner, comps=ALL):
     # its whole bound (the reference's: 30 s)
     if owner == "user" and fixture != "external":
         for comp in comps:
-            uses = [op(verb, comp, **args) for verb, args in DEFAULT_USES[comp]]
             yield make("defaults", fixture, owner, f"{comp}-cluster-busy", [
-                op("occupy"), op("construct", comp, may_fail=True), op("vacate"), *uses,
+                op("occupy"), op("construct", comp, may_fail=True), op("vacate"), *uses(comp),
                 op("teardown", comp)], spec=spec)
     # the collector's behaviour left to its own defaults (``Spec.minimal_build``):
     # no total_frames, sync or number of actors, the suite's actor options as

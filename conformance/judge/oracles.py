@@ -1698,9 +1698,9 @@ def ready_bound_as_documented(run: Run) -> list[Finding]:
     ["ready_timeout"]``: a user on a shared cluster relies on it) and at
     most ``READY_SLACK`` after it (that the error is clear and leaves no
     actor, whose pending creation would take the first CPU freed, is
-    ``fails_clearly``'s). One documented to need no CPU builds there. A
-    bound documented as None (the constructor does not wait) is not judged;
-    none documented is unknown. Rests on the ``documented_defaults``
+    ``fails_clearly``'s); one that returned at once did not wait at all. One
+    documented to need no CPU builds there. A bound documented as None (the
+    constructor does not wait) is not judged; none documented is unknown. Rests on the ``documented_defaults``
     convention."""
     if not run.spec.defaults:
         return []
@@ -1719,27 +1719,32 @@ def ready_bound_as_documented(run: Run) -> list[Finding]:
                                      "(Adapter.documented_defaults)"))
             continue
         need = _held(documented["actor_resources"])
+        e = r.get("error") or {}
+        raised = f"{e.get('type')}: {str(e.get('message'))[:200]}"
         if not need.get("CPU"):
             if r["status"] == "raised":
-                e = r.get("error") or {}
-                out.append(at(r, f": documented to need {need or 'nothing'} but a CPU, it failed "
-                                 f"to build on a cluster with no CPU free: {e.get('type')}: "
-                                 f"{str(e.get('message'))[:200]}"))
+                out.append(at(r, f": documented to need no CPU ({need or 'nothing'}), it failed "
+                                 f"to build on a cluster with no CPU free: {raised}"))
             continue
         if "ready_timeout" not in documented:
             out.append(unknown_at(r, f": the adapter documents no ready bound for the {kind} "
                                      "(Adapter.documented_defaults ready_timeout)"))
             continue
         bound = documented["ready_timeout"]
-        if bound is None or r["status"] != "raised":
-            continue  # one that does not wait built; one that waits and built: fails_clearly's
-        if r["duration"] < bound:
-            out.append(at(r, f": on a cluster with no CPU free, it gave up after "
-                             f"{r['duration']:.2f}s, before its documented ready bound {bound}s"))
+        if bound is None:
+            continue  # documented not to wait: it may return with its actors pending
+        if r["status"] == "ok":
+            out.append(at(r, f": returned in {r['duration']:.2f}s on a cluster with no CPU "
+                             f"free, its actors documented to need {need}: it did not wait the "
+                             f"documented {bound}s for them to start"))
+        elif r["duration"] < bound:  # "in", not "after": a machine cannot make it early
+            out.append(at(r, f": on a cluster with no CPU free, it gave up in "
+                             f"{r['duration']:.2f}s, before its documented ready bound {bound}s: "
+                             f"{raised}"))
         elif r["duration"] > bound + READY_SLACK:
             out.append(at(r, f": on a cluster with no CPU free, it took {r['duration']:.2f}s to "
                              f"give up, past its documented ready bound {bound}s "
-                             f"(+{READY_SLACK}s)"))
+                             f"(+{READY_SLACK}s): {raised}"))
     return out
 
 
@@ -2197,7 +2202,12 @@ def fails_clearly(run: Run) -> list[Finding]:
             continue  # a call allowed to fail (a killed actor): clear is all it must be
         bound = run.teardown_bound + BOUND_SLACK
         if args.get("fail") == "infeasible" or args.get("may_fail"):
-            bound += run.spec.ready_timeout or 0.0  # detected by a readiness wait
+            # detected by a readiness wait: the spec's, or, for a build left to its
+            # defaults, the documented one (ready_bound_as_documented judges it closer)
+            documented = ((run.documented_defaults or {}).get(kind_of(r["op"]["target"])) or {}) \
+                .get("ready_timeout") if run.spec.defaults else None
+            bound += documented + READY_SLACK if documented is not None \
+                else run.spec.ready_timeout or 0.0
         if r["duration"] > bound:
             out.append(at(r, f"took {r['duration']:.2f}s to fail (bound {bound:.2f}s)"))
         job = probe_of(r, "job_actors")

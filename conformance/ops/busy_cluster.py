@@ -44,17 +44,27 @@ def occupy(timeout: float = OCCUPY_WAIT) -> list:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     actor = ray.remote(CpuOccupier)
-    handles = [actor.options(num_cpus=node["Resources"]["CPU"], scheduling_strategy=
-                             NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote()
-               for node in ray.nodes() if node.get("Alive") and node["Resources"].get("CPU")]
-    refs = [h.node.remote() for h in handles]
-    ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout)
-    if pending:
-        vacate(handles)
-        raise TimeoutError(f"{len(pending)} of {len(refs)} nodes' CPUs not all free within "
-                           f"{timeout} s (something else holds some): the cluster could not be "
-                           "made busy")
-    ray.get(ready)
+    handles = []
+    try:
+        for node in ray.nodes():
+            if node.get("Alive") and node["Resources"].get("CPU"):
+                handles.append(actor.options(
+                    num_cpus=node["Resources"]["CPU"],
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+                ).remote())
+        refs = [h.node.remote() for h in handles]
+        ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        if pending:
+            raise TimeoutError(f"{len(pending)} of {len(refs)} nodes' CPUs not all free within "
+                               f"{timeout} s (something else holds some): the cluster could not "
+                               "be made busy")
+        ray.get(ready)
+    except BaseException:  # none of them left behind, whatever went wrong
+        try:
+            vacate(handles)
+        except Exception as exc:  # noqa: BLE001 - the first error is the one to see
+            print(f"occupy: while undoing it, {type(exc).__name__}: {exc}")
+        raise
     return handles
 
 

@@ -941,6 +941,7 @@ def _busy_cluster_helpers(ops) -> list:
                "(conformance.ops.busy_cluster), so an actor that needs a CPU waits for one; "
                "`vacate` kills them. Not on the external fixture (a user's cluster)",
       script=lambda op, w: ["_OCCUPIERS.extend(occupy())",
+                            "RECORDED.update(h._actor_id.hex() for h in _OCCUPIERS)  # the harness's",
                             "return f'{len(_OCCUPIERS)} node(s) busy'"],
       script_header=_busy_cluster_helpers)
 def occupy(ctx, op):

@@ -1807,17 +1807,22 @@ def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_boun
     assert "ready_bound_as_documented" not in judge(run(occupy, build("evaluator"), vacate))
     assert judge(run(occupy, build("evaluator", duration=12.0), vacate))[
         "ready_bound_as_documented"] == [
-        "op 1 (construct evaluator): on a cluster with no CPU free, it gave up after 12.00s, "
-        "before its documented ready bound 30.0s"]
+        "op 1 (construct evaluator): on a cluster with no CPU free, it gave up in 12.00s, "
+        "before its documented ready bound 30.0s: impl.errors.ReadinessTimeout: not ready"]
     assert judge(run(occupy, build("collector", duration=34.5), vacate))[
         "ready_bound_as_documented"] == [
         "op 1 (construct collector): on a cluster with no CPU free, it took 34.50s to give up, "
-        "past its documented ready bound 30.0s (+4.0s)"]
+        "past its documented ready bound 30.0s (+4.0s): impl.errors.ReadinessTimeout: not ready"]
+    # one that did not wait for its actors at all
+    assert judge(run(occupy, build("collector", "ok", 0.05), vacate))[
+        "ready_bound_as_documented"] == [
+        "op 1 (construct collector): returned in 0.05s on a cluster with no CPU free, its actors "
+        "documented to need {'CPU': 1.0}: it did not wait the documented 30.0s for them to start"]
     # a buffer documented to need no CPU builds there; one that failed did not
     assert "ready_bound_as_documented" not in judge(run(occupy, build("buffer", "ok", 1.0), vacate))
     assert judge(run(occupy, build("buffer", duration=30.5), vacate))[
         "ready_bound_as_documented"] == [
-        "op 1 (construct buffer): documented to need nothing but a CPU, it failed to build on "
+        "op 1 (construct buffer): documented to need no CPU (nothing), it failed to build on "
         "a cluster with no CPU free: impl.errors.ReadinessTimeout: not ready"]
     # only while the cluster is busy: after vacate, or without occupy, not judged
     assert "ready_bound_as_documented" not in judge(run(build("evaluator", duration=1.0)))
@@ -1836,6 +1841,15 @@ def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_boun
     stray["probe"]["job_actors"]["actors"]["left"] = {"state": "PENDING_CREATION"}
     assert judge(run(occupy, stray, vacate))["fails_clearly"] == [
         "op 1 (construct evaluator) left actors behind: ['left']"]
+    # and no actor left at the end: the occupier is the harness's, the stray one is not
+    final = {**FINAL, "job_actors": {"actors": {"occ1": {"state": "ALIVE"}}, "source": "gcs"}}
+    assert "no_leftover_actor" not in judge(run(occupy, build("buffer", "ok", 1.0), vacate,
+                                                 end(3, "teardown", "buffer"), final))
+    final["job_actors"]["actors"]["left"] = {"state": "ALIVE", "class_name": "X"}
+    assert judge(run(occupy, build("buffer", "ok", 1.0), vacate, end(3, "teardown", "buffer"),
+                     final))["no_leftover_actor"] == ["actor left (X) still ALIVE"]
+    # a default build's readiness failure is bounded by its documented bound, not the spec's
+    assert "fails_clearly" not in judge(run(occupy, build("evaluator", duration=40.0), vacate))
 
 
 def test_a_healthy_teardown_is_prompt():

@@ -51,6 +51,22 @@ def test_every_quick_scenario_compiles_without_the_suite(impl):
             assert f"def op_{i}():\n    # {op}" in text, (scenario.id, i)
 
 
+def test_a_busy_cluster_script_keeps_the_harness_actors_apart():
+    """The full profile's busy-cluster scenarios: the occupiers' code is the
+    script's own, and their ids are recorded, so a failed build's left-behind
+    check names only the implementation's actors, as the suite's does."""
+    impl = "reference"
+    adapter = load_adapter(impl)
+    for scenario in catalog.scenarios(("local", "multinode"), "full"):
+        if not scenario.id.endswith("-cluster-busy"):
+            continue
+        text = script.generate(scenario, adapter, impl)
+        compile(text, scenario.id, "exec")
+        assert not imported_modules(text) & FORBIDDEN, scenario.id
+        assert "class CpuOccupier:" in text and "def vacate(" in text
+        assert "RECORDED.update(h._actor_id.hex() for h in _OCCUPIERS)" in text
+
+
 def test_regression_variant_carries_its_bug():
     text = script.generate(catalog.find("order/local/user/ray>collector>buffer>evaluator"),
                            load_adapter("regression:abort-on-close"), "regression:abort-on-close")
