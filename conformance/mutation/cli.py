@@ -172,9 +172,27 @@ def take_committed_results(db: Path, profile: str) -> str:
     from conformance.mutation.distributor import Selection
 
     coverage = RESULTS / f"coverage-{profile}.json"
-    _, message = take_committed(db, json.loads(rows_path.read_text()), then, provenance(coverage),
-                                Selection(load(coverage), profile))
+    taken, message = take_committed(db, json.loads(rows_path.read_text()), then, provenance(coverage),
+                                    Selection(load(coverage), profile))
+    if taken:  # what they were measured at (and carried from) stays in the record
+        note_taken(db, taken, then)
     return message
+
+
+def note_taken(db: Path, taken: int, then: dict) -> dict:
+    """Add to session ``db``'s record which committed results it took:
+    ``taken`` = {results, measured_at (their suite commit), carried (the
+    committed record's, if they were carried)}; ``mutate report`` copies it
+    into ``score.json``, so a report from a fresh clone still says where its
+    results come from."""
+    from conformance.mutation.resume import provenance_path, recorded
+
+    record = recorded(db) or {}
+    record["taken"] = {"results": taken, "measured_at": then.get("suite_commit"),
+                       **({"carried": then["carried"]} if "carried" in then else {}),
+                       **({"taken": then["taken"]} if "taken" in then else {})}
+    provenance_path(db).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
 
 
 def init_full(db: Path) -> int:

@@ -889,3 +889,17 @@ def test_the_full_session_runs_again_only_the_open_survivors_of_quick(
         assert {i.job_id for i in work_db.pending_work_items} == {"job4", "job5"}
     with use_db(str(quick), WorkDB.Mode.open) as work_db:  # quick's own session untouched
         assert not list(work_db.pending_work_items)
+
+
+def test_a_session_that_took_committed_results_says_where_they_come_from(tmp_path, monkeypatch):
+    """A fresh clone's ``mutate init`` records the suite commit the results
+    it took were measured at, and how they were carried, beside its own."""
+    from conformance.mutation import cli, resume
+
+    db = tmp_path / "session-quick.sqlite"
+    monkeypatch.setattr(resume, "provenance", lambda coverage: {"impl_tree": "t1", "suite_commit": "now"})
+    resume.record(db, tmp_path / "coverage-quick.json")
+    then = {"impl_tree": "t1", "suite_commit": "then", "carried": {"carried": 590, "new": 60}}
+    cli.note_taken(db, 757, then)
+    assert resume.recorded(db) == {"impl_tree": "t1", "suite_commit": "now", "taken": {
+        "results": 757, "measured_at": "then", "carried": {"carried": 590, "new": 60}}}
