@@ -417,23 +417,6 @@ def _sleeps_after_kill(base):
     return Collector
 
 
-#: the actors ``abort-forgets-pending-actor`` no longer lists: still referenced, as
-#: a library's registry would hold them (Ray would end an unreferenced one itself)
-_FORGOTTEN: list = []
-
-
-def _abort_forgets_pending_actor(base):
-    class Evaluator(base):
-        def _abort_construction(self):
-            # "it never started: nothing to kill": the actor's creation stays
-            # queued, and it starts as soon as a CPU is free
-            _FORGOTTEN.extend(self._actors)
-            self._actors = []
-            super()._abort_construction()
-
-    return Evaluator
-
-
 def _gives_up_before_documented(base):
     class Evaluator(base):
         def __init__(self, *args, ready_timeout=10.0, **kwargs):
@@ -1258,7 +1241,10 @@ REGRESSIONS = {r.id: r for r in (
         # user owner only: an implementation that started Ray shuts it down
         # when its constructor fails, and the leaked actors go with it
         (Catch("construction_failure/*/user/collector-one_unknown_env", "fail",
-               ("fails_clearly",), may_also=("no_leftover_actor",)),),
+               ("fails_clearly",), may_also=("no_leftover_actor",)),
+         # an eval worker that could not start on a busy cluster: its actor's creation
+         # stays queued and starts, holding a CPU, as soon as one is free
+         Catch("defaults/*/user/evaluator-cluster-busy", "fail", ("fails_clearly",))),
         {"collector": _construct_leaks_actors, "evaluator": _construct_leaks_actors},
     ),
     Regression(
@@ -1747,16 +1733,6 @@ REGRESSIONS = {r.id: r for r in (
         "scenario passed its own options, and the defaults family only used the buffer)",
         (Catch("defaults/*/user/buffer", "fail", ("defaults_as_documented",)),),
         {"buffer": _buffer_reserves_a_cpu},
-    ),
-    Regression(
-        "abort-forgets-pending-actor",
-        "an eval worker whose actor could not start within its ready bound (a busy cluster) "
-        "raises, but leaves the actor's creation queued: the actor starts, and holds a CPU, "
-        "as soon as one is free, with no object left to end it",
-        "an undo that kills only what started (found by the busy-cluster scenarios: no "
-        "scenario before built on a cluster whose CPUs were all taken)",
-        (Catch("defaults/*/user/evaluator-cluster-busy", "fail", ("fails_clearly",)),),
-        {"evaluator": _abort_forgets_pending_actor},
     ),
     Regression(
         "gives-up-before-documented",

@@ -1700,8 +1700,8 @@ def ready_bound_as_documented(run: Run) -> list[Finding]:
     actor, whose pending creation would take the first CPU freed, is
     ``fails_clearly``'s); one that returned at once did not wait at all. One
     documented to need no CPU builds there. A bound documented as None (the
-    constructor does not wait) is not judged; none documented is unknown. Rests on the ``documented_defaults``
-    convention."""
+    constructor does not wait) is not judged; none documented is unknown.
+    Rests on the ``documented_defaults`` convention."""
     if not run.spec.defaults:
         return []
     out, busy = [], False
