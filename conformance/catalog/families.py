@@ -480,6 +480,12 @@ def evaluator_step_hang(fixture, owner):
 SHORT_BOUND = 1.5
 
 
+#: the bound of the ``short_bound`` scenarios of a healthy component: under a
+#: second, which no other scenario gives; a healthy teardown's kill, the
+#: actors' end and their CPUs shown back take 0.08-0.2 s here (``SHORT_BOUND``)
+TIGHT_BOUND = 0.5
+
+
 def short_bound(fixture, owner, comps):
     """A hung actor torn down under a short bound the user gave, every
     component built and used as in ``killed``, the others torn down after
@@ -488,7 +494,8 @@ def short_bound(fixture, owner, comps):
     teardown that spends its whole bound on the steps before the kill
     (asking a hung actor to close its env, or what it holds) returns in time
     with the actors alive; one that takes a fixed share of the default
-    bound overruns this one."""
+    bound overruns this one. Each component healthy, under a bound below a
+    second (``TIGHT_BOUND``): built, used, torn down within it."""
     for comp in comps:
         placement = {c: ("node_a" if c == comp else "node_b") for c in ALL}
         yield make("killed", fixture, owner, f"{comp}-hang>teardown-within-{SHORT_BOUND}s", [
@@ -496,6 +503,14 @@ def short_bound(fixture, owner, comps):
             op("kill", comp, how="hang"), op("teardown", comp),
             *[op("teardown", c) for c in comps if c != comp]],
             spec={"teardown_timeout": SHORT_BOUND}, quick=(comp != "buffer"), built=comps)
+    # nothing hung, a bound under a second (a user who wants teardown now):
+    # the build takes it (a bound is a number of seconds, 0 included) and the
+    # teardown meets it with its actors dead and their resources back (on
+    # the user's runtime: the bound is the component's, not the runtime's)
+    for comp in comps if owner == "user" else ():
+        yield make("killed", fixture, owner, f"{comp}-healthy>teardown-within-{TIGHT_BOUND}s", [
+            *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
+            spec={"teardown_timeout": TIGHT_BOUND})
     if "evaluator" in comps:
         yield make("killed", fixture, owner,
                    f"evaluator-never-scheduled>teardown-within-{SHORT_BOUND}s", [

@@ -51,18 +51,30 @@ def _changed_line(module: str, original: str) -> int | None:
                 None if len(was) == len(now) else min(len(was), len(now)) + 1)
 
 
-def covering(coverage: dict, module: str, line: int | None, limit: int,
+def covering(selection, module: str, line: int | None, original: str, limit: int,
              skip: frozenset = frozenset()) -> list[str]:
-    """At most ``limit`` scenarios of the coverage map that run ``line`` of
-    ``module`` and pass on the reference there, the shortest first, none of
-    ``skip``."""
+    """At most ``limit`` scenarios of ``selection`` (``selection.Selection``:
+    the coverage map, what passes on the reference there) that run ``line``
+    of ``module`` (``original``: its source before the mutant), in the order
+    ``mutate run`` takes them, none of ``skip``."""
     if line is None or limit <= 0:
         return []
-    ids = coverage["scenarios"]
-    runs = [ids[k] for k in coverage["lines"].get(module, {}).get(str(line), [])]
-    base = coverage.get("baseline", {})
-    runs = [sid for sid in runs if base.get(sid, {}).get("verdict") == "pass" and sid not in skip]
-    return sorted(runs, key=lambda sid: base[sid].get("duration", 0.0))[:limit]
+    from conformance.mutation.distributor import statement_line
+
+    statement = statement_line(original, (line, 0))
+    found = selection.covering(module, line, line, statement) - skip
+    return selection.order(module, line, found)[:limit]
+
+
+def _passed(row: dict) -> set:
+    """The scenarios a committed survivor's result says it passed (a shallow
+    survivor's list; none for the rest, whose covering ones all passed)."""
+    from conformance.mutation.distributor import SHALLOW
+
+    lines = (row.get("output") or "").splitlines()
+    if lines and lines[0].startswith(SHALLOW) and len(lines) > 1 and lines[1].startswith("passed:"):
+        return set(lines[1].split()[1:])
+    return set()
 
 
 def _judge(runner, scenario, runs: int) -> tuple[str, list]:
@@ -92,7 +104,10 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
     if missing:
         print(f"mutate check: not in {results / f'mutants-{args.profile}.json'}: {', '.join(missing)}")
         return 2
-    coverage = json.loads(Path(args.coverage).read_text()) if args.covering else None
+    from conformance.mutation import coverage_map
+    from conformance.mutation.selection import Selection
+
+    selection = Selection(coverage_map.load(args.coverage), None) if args.covering else None
     # --only-new: the scenarios the committed results' map already had are left out (their
     # survivors passed them when the results were measured)
     skip = frozenset(json.loads((results / f"coverage-{args.profile}.json").read_text())["scenarios"]) \
@@ -119,10 +134,12 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
                     continue
                 moved = "" if occurrence == r["occurrence"] else f" (now occurrence {occurrence})"
                 scenarios = list(named)
-                if coverage is not None:
+                if selection is not None:
                     line = _changed_line(r["module"], original)
+                    tried = _passed(r) if args.untried else set()
                     scenarios += [catalog.find(sid) for sid in
-                                  covering(coverage, r["module"], line, args.covering, skip)
+                                  covering(selection, r["module"], line, original, args.covering,
+                                           skip | tried)
                                   if sid not in {s.id for s in named}]
                     if len(scenarios) == len(named):
                         which = "new since the committed map " if skip else ""

@@ -17,7 +17,7 @@
   sample [--count N] [--seed S] [--shard I/N]
                                 the CI ratchet: N mutants the committed results
                                 say are killed must still be killed
-  check KEY... [--scenario ID] [--covering N [--coverage MAP] [--only-new]]
+  check KEY... [--scenario ID] [--covering N [--coverage MAP] [--only-new] [--untried]]
         [--runs R] [--profile P] [--answers]
                                 whether a scenario kills a committed mutant on
                                 today's impl/ (every one of R runs fails it)
@@ -134,7 +134,7 @@ def carry_committed_results(db: Path, profile: str) -> str:
     changed impl/ (``conformance.mutation.carry``)."""
     from conformance.mutation.carry import carry
     from conformance.mutation.coverage_map import load
-    from conformance.mutation.distributor import Selection
+    from conformance.mutation.selection import Selection
 
     rows_path = RESULTS / f"mutants-{profile}.json"
     if not rows_path.exists():
@@ -169,7 +169,7 @@ def take_committed_results(db: Path, profile: str) -> str:
         return (f"committed results not taken: {RESULTS / 'score.json'} does not say what they were "
                 "measured on (written before provenance was recorded); every mutant is pending")
     from conformance.mutation.coverage_map import load
-    from conformance.mutation.distributor import Selection
+    from conformance.mutation.selection import Selection
 
     coverage = RESULTS / f"coverage-{profile}.json"
     taken, message = take_committed(db, json.loads(rows_path.read_text()), then, provenance(coverage),
@@ -383,7 +383,8 @@ def _deeper_only(patterns: list | None, max_left: int | None, coverage: Path, pr
     if not patterns and max_left is None:
         return None
     from conformance.mutation import coverage_map
-    from conformance.mutation.distributor import Selection, covering_of
+    from conformance.mutation.distributor import covering_of
+    from conformance.mutation.selection import Selection
 
     selection = Selection(coverage_map.load(str(coverage)), profile)
 
@@ -658,6 +659,8 @@ def cmd_check(args) -> int:
     (``conformance.mutation.check``)."""
     if not args.scenario and not args.covering:
         raise SystemExit("error: mutate check needs --scenario ID or --covering N")
+    if (args.only_new or args.untried) and not args.covering:
+        raise SystemExit("error: --only-new and --untried choose among --covering N's scenarios")
     if args.only_new and not args.coverage:
         raise SystemExit("error: --only-new leaves out the committed map's scenarios: give "
                          "--coverage MAP, a map of today's impl/ (`mutate coverage --out MAP`)")
@@ -755,6 +758,8 @@ def main(argv=None) -> int:
                    "(`mutate coverage --out MAP`; default the committed one)")
     p.add_argument("--only-new", action="store_true", help="with --covering: only scenarios "
                    "the committed results' coverage map lacks (new since they were measured)")
+    p.add_argument("--untried", action="store_true", help="with --covering: not the scenarios "
+                   "a shallow survivor's committed result says it passed")
     p.add_argument("--profile", default="quick", choices=("quick", "full"))
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--answers", action="store_true", help="print each kill's answers.txt line")

@@ -7,10 +7,11 @@ stops (killed, or its time is up) resumes with what is still pending. Per
 mutant:
 
 1. **Selection**: the scenarios of the profile whose coverage (driver and
-   Ray workers, ``coverage_map``) includes a line of the mutation, among
-   those that pass on the unmutated reference.
+   Ray workers, ``coverage_map``) includes a line of the mutation (of a
+   value made at import time: the lines that use it, ``use_sites``), among
+   those that pass on the unmutated reference (``selection``).
 2. **Order**: first the scenarios that killed mutants within
-   ``NEARBY`` lines of this one in the same module (most kills first), then
+   ``selection.NEARBY`` lines of this one in the same module (most kills first), then
    ``multinode`` before ``local`` (a connected driver skips a runtime's
    start: median 2.4 s against 5.6 s), then the shortest on the reference.
 3. **Mutation**: cosmic-ray applies it to the file on disk
@@ -57,10 +58,9 @@ from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 from conformance import catalog
 from conformance.mutation import coverage_map
 from conformance.mutation.runner import ScenarioRunner, load_json
+from conformance.mutation.selection import Selection
 from conformance.mutation.shards import in_shard
 
-#: lines: a kill within this distance in the same module puts its scenario first
-NEARBY = 12
 KILLED_BY = "killed by "
 #: a survivor of the first pass (``RLC_MUTATION_BUDGET``: at most that many
 #: scenarios per mutant); ``mutate run --deep`` gives it the rest
@@ -76,38 +76,6 @@ def shallow_passed(job_id: str) -> set:
 
 class TimeUp(Exception):
     """The run's time is up in the middle of a mutant: it stays pending."""
-
-
-class Selection:
-    """Which scenarios to run for a mutation, in which order."""
-
-    def __init__(self, coverage: dict, profile: str):
-        ids = {s.id for s in catalog.scenarios(("local", "multinode"), profile)}
-        if profile == "full":  # its pending mutants are the quick profile's survivors
-            ids -= {s.id for s in catalog.scenarios(("local", "multinode"), "quick")}
-        self.baseline = {sid: b for sid, b in coverage["baseline"].items()
-                         if b["verdict"] == "pass" and sid in ids}
-        self.lines = coverage["lines"]
-        self.kills: list = []  # (module, line, scenario id) of kills so far
-
-    def covering(self, module: str, first: int, last: int, statement: int | None = None) -> set:
-        """Scenarios that executed a line of the mutation or the first line of
-        the statement around it (coverage.py records a statement spread over
-        lines at its first line: a parameter of a ``def``, a continued call)."""
-        per = self.lines.get(module, {})
-        found = set()
-        for line in {*range(first, last + 1), *([statement] if statement else [])}:
-            found.update(per.get(str(line), ()))
-        return found & set(self.baseline)
-
-    def order(self, module: str, line: int, scenario_ids) -> list:
-        near: dict = {}
-        for m, ln, sid in self.kills:
-            if m == module and abs(ln - line) <= NEARBY:
-                near[sid] = near.get(sid, 0) + 1
-        return sorted(scenario_ids, key=lambda sid: (
-            -near.get(sid, 0), self.baseline[sid]["fixture"] != "multinode",
-            self.baseline[sid]["duration"], sid))
 
 
 STATEMENTS = ("simple_stmt", "funcdef", "classdef", "decorated", "if_stmt", "while_stmt",

@@ -132,7 +132,7 @@ def take_committed(db: Path, rows: list[dict], then: dict, now: dict,
     what).
 
     When the coverage map only gained scenarios (``grown``; ``selection``:
-    the new map's ``distributor.Selection``), a kill is taken if its killer
+    the new map's ``selection.Selection``), a kill is taken if its killer
     is still there, and a survivor becomes a first-pass (shallow) survivor
     that passed the scenarios it ran then (the map's old ones covering it):
     ``mutate run --deep`` runs only the new ones on it. The old scenarios

@@ -15,6 +15,7 @@ import os
 import pytest
 
 from conformance.mutation.runner import needs_confirmation
+from conformance.mutation.selection import Selection
 from fixtures.rayenv import REPO_ROOT
 
 RESULTS = REPO_ROOT / "ci" / "results" / "mutation"
@@ -67,7 +68,6 @@ def test_annotations_are_recognised_and_expressions_are_not(cosmic_ray_path):
 
 
 def test_selection_runs_nearby_killers_then_multinode_then_the_shortest(cosmic_ray_path):
-    from conformance.mutation.distributor import Selection
 
     coverage = {"baseline": {
         "early_break/local/user/async-after-0": {"verdict": "pass", "duration": 5.0, "fixture": "local"},
@@ -183,7 +183,6 @@ def test_mutants_inside_a_logger_call_are_recognised(cosmic_ray_path):
 def test_the_full_profile_runs_only_what_quick_does_not_have(cosmic_ray_path):
     """Its pending mutants are the quick profile's survivors: they passed
     every quick scenario covering them already."""
-    from conformance.mutation.distributor import Selection
 
     quick_id, full_id = "exhaustion/multinode/user/async", "exhaustion/multinode/user/sync"
     coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
@@ -191,6 +190,49 @@ def test_the_full_profile_runs_only_what_quick_does_not_have(cosmic_ray_path):
                 "lines": {"impl/x.py": {"3": [quick_id, full_id]}}}
     assert Selection(coverage, "quick").covering("impl/x.py", 3, 3) == {quick_id}
     assert Selection(coverage, "full").covering("impl/x.py", 3, 3) == {full_id}
+
+
+def test_a_value_made_at_import_is_covered_by_the_lines_that_use_it(tmp_path):
+    """A constant, a class attribute, a def's defaults and decorators run at
+    import, in every scenario: what stands for their mutants is what reads
+    them (``use_sites``), here and, for a module constant, in a sibling
+    module; a line inside a function stands for itself."""
+    from conformance.mutation.use_sites import use_lines
+
+    pkg = tmp_path / "impl"
+    pkg.mkdir()
+    (pkg / "x.py").write_text(
+        "WAIT = 0.5\n"                      # 1
+        "\n"
+        "class C:\n"                         # 3
+        "    ping = 2.0\n"                   # 4
+        "\n"
+        "    @property\n"                    # 6
+        "    def f(self, t=WAIT):\n"         # 7
+        "        \"\"\"doc\"\"\"\n"    # 8
+        "        return self.ping + t\n"     # 9
+        "\n"
+        "def g():\n"                          # 11
+        "    limit = 3\n"                    # 12
+        "    return WAIT * limit\n")         # 13
+    (pkg / "y.py").write_text("from impl import x\n\ndef h():\n    return x.WAIT\n")
+    # the default t=WAIT is read when f is called: f's body
+    assert use_lines("impl/x.py", 1, tmp_path) == {"impl/x.py": {9, 13}, "impl/y.py": {4}}
+    assert use_lines("impl/x.py", 4, tmp_path) == {"impl/x.py": {9}}  # self.ping
+    assert use_lines("impl/x.py", 6, tmp_path) == {"impl/x.py": {9}}  # the decorator: the body
+    assert use_lines("impl/x.py", 7, tmp_path) == {"impl/x.py": {9}}  # a default: the body
+    assert use_lines("impl/x.py", 12, tmp_path) is None  # runs when g() is called
+    assert use_lines("impl/nowhere.py", 1, tmp_path) is None
+
+    every = [f"exhaustion/multinode/user/s{i}" for i in range(4)]  # s3 imports x, never reads
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
+                             for sid in every},
+                "lines": {"impl/x.py": {"1": every, "4": every, "9": every[:1], "13": every[1:2]},
+                          "impl/y.py": {"4": every[2:3]}}}
+    selection = Selection(coverage, None, root=tmp_path)
+    assert selection.covering("impl/x.py", 1, 1) == set(every[:3])  # f's body, g's line, y's
+    assert selection.covering("impl/x.py", 4, 4) == {every[0]}  # not every importer: who reads it
+    assert selection.covering("impl/x.py", 13, 13) == {every[1]}
 
 
 def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosmic_ray_path):
@@ -246,28 +288,28 @@ def test_a_mutant_stops_at_its_first_kill_and_a_budget_makes_shallow_survivors(
     item, coverage, ids = _one_line_mutant(tmp_path, monkeypatch)
     run = distributor.ScenarioDistributor().one
     runner = _FakeRunner(failing={ids[1]})
-    killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    killed = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert killed.test_outcome.value == "killed" and runner.ran == ids[:2]
     assert distributor.killer_of(killed.output) == ids[1] and "-    return x < 1" in killed.diff
     assert (tmp_path / "m.py").read_text() == "def f(x):\n    return x < 1\n"  # put back
     monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
     runner = _FakeRunner()
-    shallow = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    shallow = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert shallow.test_outcome.value == "survived" and shallow.output.startswith(distributor.SHALLOW)
     assert runner.ran == ids[:2]
     with pytest.raises(distributor.TimeUp):  # time up inside a mutant: nothing recorded
-        run(item, distributor.Selection(coverage, "quick"), _FakeRunner(), 0.0)
+        run(item, Selection(coverage, "quick"), _FakeRunner(), 0.0)
     # run --deep --scenario: only the matching scenarios it has not run; the rest stays for --deep
     monkeypatch.delenv("RLC_MUTATION_BUDGET")
     monkeypatch.setenv("RLC_MUTATION_SCENARIOS", "early_break/*")
     monkeypatch.setitem(distributor._SHALLOW_PASSED, "job", {ids[0]})
     runner = _FakeRunner()
-    shallow = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    shallow = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert runner.ran == [ids[2]] and shallow.output.splitlines() == [
         f"{distributor.SHALLOW}2 of 3 covering scenario(s) passed", f"passed: {ids[2]} {ids[0]}"]
     monkeypatch.setenv("RLC_MUTATION_SCENARIOS", "early_break/* order/*")  # every one left matches
     runner = _FakeRunner()
-    done = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    done = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert sorted(runner.ran) == sorted(ids[1:]) and done.output == "survived: 3 covering scenario(s) passed"
 
 
@@ -282,16 +324,16 @@ def test_a_harness_error_is_no_kill_and_the_mutant_goes_on_to_its_next_scenario(
     item, coverage, ids = _one_line_mutant(tmp_path, monkeypatch)
     run = distributor.ScenarioDistributor().one
     runner = _FakeRunner(failing={ids[1]}, erroring={ids[0]})
-    killed = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    killed = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert runner.ran == ids[:2] and distributor.killer_of(killed.output) == ids[1]
     runner = _FakeRunner(erroring={ids[0]})
-    survived = run(item, distributor.Selection(coverage, "quick"), runner, float("inf"))
+    survived = run(item, Selection(coverage, "quick"), runner, float("inf"))
     assert survived.test_outcome.value == "survived" and runner.ran == ids
     assert survived.output.splitlines()[0] == "survived: 2 of 3 covering scenario(s) passed"
     assert survived.output.splitlines()[-1] == f"unknown (harness error, not a kill): {ids[0]}"
     assert resume.unknown_of(survived.output) == {ids[0]}  # not passed, on a grown map either
     monkeypatch.setenv("RLC_MUTATION_BUDGET", "2")
-    shallow = run(item, distributor.Selection(coverage, "quick"), _FakeRunner(erroring={ids[0]}),
+    shallow = run(item, Selection(coverage, "quick"), _FakeRunner(erroring={ids[0]}),
                   float("inf"))
     assert shallow.output.splitlines()[:2] == [
         f"{distributor.SHALLOW}1 of 3 covering scenario(s) passed", f"passed: {ids[1]}"]
@@ -476,7 +518,7 @@ def test_a_map_that_only_gained_scenarios_keeps_kills_and_sends_survivors_deeper
     then = {"impl_tree": "t", "mutant_sources_sha256": "o", "coverage_sha256": "c1",
             "coverage_scenarios": {old_a: "pa", old_b: "pb"}, "suite_commit": "0123456789abcdef"}
     now = dict(then, coverage_sha256="c2", coverage_scenarios={old_a: "pa", old_b: "pb", new: "pn"})
-    taken, message = take_committed(db, rows, then, now, distributor.Selection(coverage, "quick"))
+    taken, message = take_committed(db, rows, then, now, Selection(coverage, "quick"))
     assert taken == 3 and "gained 1 scenario(s): 1 survivor(s)" in message
     out = {r["line"]: r for r in report.load_session(db)}
     assert out[2]["output"].startswith("survived-shallow: 1 of 2 covering scenario(s) passed")
@@ -484,7 +526,7 @@ def test_a_map_that_only_gained_scenarios_keeps_kills_and_sends_survivors_deeper
     assert out[5]["output"] == "survived: 2 covering scenario(s) passed"
     assert out[7]["outcome"] == "killed"
 
-    selection = distributor.Selection(coverage, "quick")
+    selection = Selection(coverage, "quick")
     for other in ({old_a: "pa", new: "pn"},                # old_b left the map
                   {old_a: "pa", old_b: "pb2", new: "pn"},  # old_b measured again: other lines
                   {old_a: "pa", old_b: "pb2"}):            # the same ids, old_b's lines changed
@@ -754,17 +796,30 @@ def test_a_checked_mutant_is_killed_only_when_every_run_failed_it():
         "passes")
 
 
-def test_a_checked_mutants_covering_scenarios_are_the_maps_passing_ones_shortest_first(tmp_path):
-    from conformance.mutation.check import _changed_line, covering
+def test_a_checked_mutants_covering_scenarios_are_the_ones_mutate_run_would_take(
+        cosmic_ray_path, tmp_path):
+    """``mutate check --covering``: the map's scenarios that pass on the
+    reference, multinode first, then the shortest (``Selection.order``),
+    none it was told to skip (``--untried``: what the survivor passed)."""
+    from conformance.mutation.check import _changed_line, _passed, covering
 
-    cov = {"scenarios": ["a", "b", "c"],
-           "baseline": {"a": {"verdict": "pass", "duration": 9.0},
-                        "b": {"verdict": "fail", "duration": 1.0},
-                        "c": {"verdict": "pass", "duration": 2.0}},
-           "lines": {"impl/x.py": {"3": [0, 1, 2]}}}
-    assert covering(cov, "impl/x.py", 3, 5) == ["c", "a"]  # b fails on the reference
-    assert covering(cov, "impl/x.py", 3, 1) == ["c"]
-    assert covering(cov, "impl/x.py", 4, 5) == [] and covering(cov, "impl/x.py", None, 5) == []
+    a, b, c, d = (f"exhaustion/{f}/user/{n}" for f, n in
+                  (("multinode", "a"), ("multinode", "b"), ("multinode", "c"), ("local", "d")))
+    cov = {"baseline": {a: {"verdict": "pass", "duration": 9.0, "fixture": "multinode"},
+                        b: {"verdict": "fail", "duration": 1.0, "fixture": "multinode"},
+                        c: {"verdict": "pass", "duration": 2.0, "fixture": "multinode"},
+                        d: {"verdict": "pass", "duration": 0.5, "fixture": "local"}},
+           "lines": {"impl/x.py": {"3": [a, b, c, d]}}}
+    selection = Selection(cov, None, root=tmp_path)
+    source = "x = 1\ny = 2\nz = 3\n"  # no impl/x.py under tmp_path: the line stands for itself
+    assert covering(selection, "impl/x.py", 3, source, 5) == [c, a, d]  # b fails on the reference
+    assert covering(selection, "impl/x.py", 3, source, 1) == [c]
+    assert covering(selection, "impl/x.py", 3, source, 5, frozenset({c})) == [a, d]
+    assert covering(selection, "impl/x.py", 2, source, 5) == []
+    assert covering(selection, "impl/x.py", None, source, 5) == []
+    assert _passed({"output": f"survived-shallow: 2 of 9 covering scenario(s) passed\npassed: {a} {c}"}) \
+        == {a, c}
+    assert _passed({"output": "survived: 9 covering scenario(s) passed"}) == set()
     module = tmp_path / "x.py"
     module.write_text("a\nb\nc-mutated\n")
     assert _changed_line(str(module), "a\nb\nc\n") == 3
@@ -836,7 +891,7 @@ def test_a_changed_impl_carries_each_committed_result_that_still_holds(
             committed(3, "survived", "survived: 1 covering scenario(s) passed"),
             committed(4, "exception", "a harness failure")]
     rows[3]["diff"] = diff(3, 4)  # line 6 today: one scenario, as before
-    counts = carry.carry(db, rows, distributor.Selection(coverage, "quick"))
+    counts = carry.carry(db, rows, Selection(coverage, "quick"))
     assert counts == {"carried": 2, "rerun": 2, "new": 1}
     out = {r["line"]: r for r in report.load_session(db)}
     assert out[3]["outcome"] == "killed" and out[3]["killer"] == kept
