@@ -417,6 +417,15 @@ def _sleeps_after_kill(base):
     return Collector
 
 
+def _grace_before_kill(base):
+    class Collector(base):
+        def _before_kill(self, actors, deadline):
+            super()._before_kill(actors, deadline)
+            time.sleep(1.0)  # "let the actors flush before the kill": whatever the bound
+
+    return Collector
+
+
 def _gives_up_before_documented(base):
     class Evaluator(base):
         def __init__(self, *args, ready_timeout=10.0, **kwargs):
@@ -1754,6 +1763,19 @@ REGRESSIONS = {r.id: r for r in (
         "ran out, which only a bound on the whole teardown judged)",
         (Catch("defaults/*/user/collector", "fail", ("teardown_prompt_when_healthy",)),),
         {"collector": _sleeps_after_kill},
+    ),
+    Regression(
+        "grace-ignores-bound",
+        "the collector's teardown waits a fixed second before killing its actors, whatever "
+        "bound the user gave: on the default 10 s it goes unnoticed, under a bound of half a "
+        "second the teardown overruns it and returns before what its actors held is free",
+        "a fixed wait where the time left of the bound was meant (mutation analysis, full "
+        "profile 2026-11-28: survivors impl/resources.py:39, :93 and :110, a poll of a second "
+        "and waits for Ray's view that always ran out, within every bound but the user's short "
+        "one)",
+        (Catch("killed/*/user/collector-healthy>teardown-within-0.5s", "fail",
+               ("resources_released_at_teardown", "teardown_within_bound")),),
+        {"collector": _grace_before_kill},
     ),
     Regression(
         "joins-its-own-thread",

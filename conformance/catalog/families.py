@@ -193,6 +193,12 @@ def background(fixture, owner, comps=ALL):
         *long, alive_now("collector"), op("teardown", "collector"), op("teardown", "buffer"),
         op("ray_shutdown")],
         spec=long_spec, quick=True)
+    # the same under a bound of a second the user gave: the thread, inside its
+    # long batch, must see the teardown (its waits are sliced) and the
+    # graceful step leave time for the kill; each within its share
+    yield make("background", fixture, owner, "long-batch>teardown-within-1.0s", [
+        *long, op("teardown", "collector"), op("teardown", "buffer")],
+        spec={**long_spec, "teardown_timeout": 1.0})
     yield make("background", fixture, owner, "long-batch>buffer>collector(shutdown_ray)", [
         *long, op("teardown", "buffer"), op("teardown", "collector", shutdown_ray=True)],
         spec=long_spec, quick=owner == "impl", impl_quick=True)
@@ -510,7 +516,7 @@ def short_bound(fixture, owner, comps):
     for comp in comps if owner == "user" else ():
         yield make("killed", fixture, owner, f"{comp}-healthy>teardown-within-{TIGHT_BOUND}s", [
             *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
-            spec={"teardown_timeout": TIGHT_BOUND})
+            spec={"teardown_timeout": TIGHT_BOUND}, quick=comp == "collector")
     if "evaluator" in comps:
         yield make("killed", fixture, owner,
                    f"evaluator-never-scheduled>teardown-within-{SHORT_BOUND}s", [

@@ -81,7 +81,8 @@ def test_features_components_and_catalog(adapter):
         "killed/multinode/user/collector-hang>teardown-within-1.5s~no-buffer",
         "killed/multinode/user/evaluator-hang>teardown-within-1.5s~no-buffer",
         "construction_failure/multinode/user/collector-invalid-teardown_timeout",
-        "construction_failure/multinode/user/evaluator-invalid-teardown_timeout"}
+        "construction_failure/multinode/user/evaluator-invalid-teardown_timeout",
+        "killed/multinode/user/collector-healthy>teardown-within-0.5s"}
     # #27's call_arguments (4 of the eval worker's submit), two collector arguments (one
     # needs per_actor_envs), two exhaustions on the implementation's own runtime; two more
     # named-evaluator signals (need named_evaluator)
@@ -100,7 +101,9 @@ def test_features_components_and_catalog(adapter):
     # and the eval worker torn down after the user's ray.shutdown() (run)
     # and an async collector with a very slow first actor (per_actor_envs: skipped)
     # and the eval worker built with its defaults on a busy cluster (run)
-    assert (len(quick), len(skipped)) == (88, 27)
+    # and a healthy collector torn down under a bound of half a second (teardown_timeout:
+    # skipped)
+    assert (len(quick), len(skipped)) == (89, 28)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

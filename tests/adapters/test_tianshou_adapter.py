@@ -60,6 +60,7 @@ def test_features_components_and_catalog(adapter):
             ["teardown_timeout"],
         "construction_failure/multinode/user/collector-invalid-teardown_timeout":
             ["teardown_timeout"],
+        "killed/multinode/user/collector-healthy>teardown-within-0.5s": ["teardown_timeout"],
         # RayVectorEnv is no context manager: leaving a with block is skipped
         "with_block/multinode/user/collector": ["context_manager"],
         "with_block/multinode/impl/collector": ["context_manager"],
