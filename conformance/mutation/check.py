@@ -62,7 +62,7 @@ def covering(selection, module: str, line: int | None, original: str, limit: int
     from conformance.mutation.distributor import statement_line
 
     statement = statement_line(original, (line, 0))
-    found = selection.covering(module, line, line, statement) - skip
+    found = selection.covering(module, line, line, statement, source=original) - skip
     return selection.order(module, line, found)[:limit]
 
 
@@ -107,7 +107,8 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
     from conformance.mutation import coverage_map
     from conformance.mutation.selection import Selection
 
-    selection = Selection(coverage_map.load(args.coverage), None) if args.covering else None
+    selection = Selection(coverage_map.load(args.coverage), None, root=repo_root) \
+        if args.covering else None
     # --only-new: the scenarios the committed results' map already had are left out (their
     # survivors passed them when the results were measured)
     skip = frozenset(json.loads((results / f"coverage-{args.profile}.json").read_text())["scenarios"]) \

@@ -140,7 +140,7 @@ def carry_committed_results(db: Path, profile: str) -> str:
     if not rows_path.exists():
         return f"no committed results ({rows_path}): every mutant is pending"
     coverage = RESULTS / f"coverage-{profile}.json"
-    n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile))
+    n = carry(db, json.loads(rows_path.read_text()), Selection(load(coverage), profile, root=REPO_ROOT))
     then = committed_scores().get(profile, {}).get("provenance", {})
     from conformance.mutation.resume import provenance_path
 
@@ -173,7 +173,7 @@ def take_committed_results(db: Path, profile: str) -> str:
 
     coverage = RESULTS / f"coverage-{profile}.json"
     taken, message = take_committed(db, json.loads(rows_path.read_text()), then, provenance(coverage),
-                                    Selection(load(coverage), profile))
+                                    Selection(load(coverage), profile, root=REPO_ROOT))
     if taken:  # what they were measured at (and carried from) stays in the record
         note_taken(db, taken, then)
     return message
@@ -386,7 +386,7 @@ def _deeper_only(patterns: list | None, max_left: int | None, coverage: Path, pr
     from conformance.mutation.distributor import covering_of
     from conformance.mutation.selection import Selection
 
-    selection = Selection(coverage_map.load(str(coverage)), profile)
+    selection = Selection(coverage_map.load(str(coverage)), profile, root=REPO_ROOT)
 
     def wanted(item, passed) -> bool:
         unrun = covering_of(item.mutations[0], selection, REPO_ROOT) - set(passed)

@@ -35,20 +35,23 @@ class Selection:
         per = self.lines.get(module, {})
         return {sid for line in lines for sid in per.get(str(line), ())}
 
-    def covering(self, module: str, first: int, last: int, statement: int | None = None) -> set:
+    def covering(self, module: str, first: int, last: int, statement: int | None = None,
+                 source: str | None = None) -> set:
         """Scenarios that executed a line of the mutation or the first line of
         the statement around it (coverage.py records a statement spread over
         lines at its first line: a parameter of a ``def``, a continued call).
         Of a line that runs at import (a constant, a ``def``'s defaults or
         decorators), the scenarios that ran a line using it
-        (``use_sites.use_lines``): every scenario imports it."""
+        (``use_sites.use_lines``; ``source``: the module's unmutated text, when
+        a mutant is on disk), where any did: every scenario imports it."""
         key = (module, statement or first)
         if key not in self._uses:
-            self._uses[key] = use_lines(module, statement or first, self.root)
+            self._uses[key] = use_lines(module, statement or first, self.root, source)
         uses = self._uses[key]
+        found = set()
         if uses is not None:
-            found = set().union(*(self._ran(m, lines) for m, lines in uses.items()))
-        else:
+            found = set().union(*(self._ran(m, lines) for m, lines in uses.items())) & set(self.baseline)
+        if not found:
             found = self._ran(module, {*range(first, last + 1), *([statement] if statement else [])})
         return found & set(self.baseline)
 

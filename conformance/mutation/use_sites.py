@@ -12,6 +12,11 @@ and fails ``resources_released_at_teardown`` in the first scenario that
 tears a component down, ``defaults/multinode/user/evaluator``). What runs
 the mutated value is what reads it: the lines that load the name, or the
 body of the function whose header it is.
+
+Where that cannot be told from the source (a value read only at import
+itself, as by a class decorator; an assignment to an attribute or an item;
+no read found), ``use_lines`` answers None and the line stands for itself,
+as before.
 """
 from __future__ import annotations
 
@@ -21,6 +26,15 @@ from pathlib import Path
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+def _start(stmt) -> int:
+    """A statement's first line: its first decorator's, if it has any."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+
+
+def _spans(stmt, line: int) -> bool:
+    return _start(stmt) <= line <= (stmt.end_lineno or stmt.lineno)
+
+
 def _innermost(tree: ast.Module, line: int) -> tuple[ast.stmt | None, list]:
     """The innermost statement spanning ``line`` and its enclosing
     statements, outermost first."""
@@ -28,24 +42,23 @@ def _innermost(tree: ast.Module, line: int) -> tuple[ast.stmt | None, list]:
     body = tree.body
     found = None
     while True:
-        here = next((s for s in body if _start(s) <= line <= (s.end_lineno or s.lineno)), None)
+        here = next((s for s in body if _spans(s, line)), None)
         if here is None:
             return found, chain[:-1] if chain else []
         chain.append(here)
         found = here
         inner = [b for f in ("body", "orelse", "finalbody", "handlers") for b in getattr(here, f, [])]
-        if not inner or isinstance(here, _DEFS) and not _in_body(here, line):
+        if not inner or isinstance(here, _DEFS) and not any(_spans(s, line) for s in here.body):
             return found, chain[:-1]
         body = inner
 
 
-def _start(stmt) -> int:
-    """A statement's first line: its first decorator's, if it has any."""
-    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
-
-
-def _in_body(fn, line: int) -> bool:
-    return any(_start(s) <= line <= (s.end_lineno or s.lineno) for s in fn.body)
+def _runs_when_called(tree: ast.Module, line: int) -> bool:
+    """``line`` is inside a function's body: it runs when the function is
+    called, not at import."""
+    stmt, outer = _innermost(tree, line)
+    return any(isinstance(s, _DEFS) for s in [*outer, stmt]) and not (
+        isinstance(stmt, _DEFS) and not any(_spans(s, line) for s in stmt.body))
 
 
 def _body_lines(fn) -> set[int]:
@@ -57,58 +70,112 @@ def _body_lines(fn) -> set[int]:
     return {s.lineno for s in body}
 
 
-def _assigned_names(stmt) -> set[str]:
+def _assigned_names(stmt) -> set[str] | None:
+    """The names ``stmt`` binds, or None when a target is no plain name
+    (``ray.shutdown = ...``, ``os.environ[k] = ...``)."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    names = set()
+    for t in targets:
+        parts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+        for p in parts:
+            p = p.value if isinstance(p, ast.Starred) else p
+            if not isinstance(p, ast.Name):
+                return None
+            names.add(p.id)
+    return names
 
 
-def _reads(tree: ast.Module, names: set[str], attributes: bool) -> set[int]:
-    """Lines of ``tree`` that load one of ``names`` (as ``attributes`` too:
-    ``self.name``, ``module.name``); a read in a ``def``'s header (a
-    default) stands for that function's body."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-            out.add(node.lineno)
-        elif attributes and isinstance(node, ast.Attribute) and node.attr in names \
-                and isinstance(node.ctx, ast.Load):
-            out.add(node.lineno)
+def _header_to_body(tree: ast.Module, lines: set[int]) -> set[int]:
+    """A read in a ``def``'s header (a default) stands for that function's body."""
     for fn in ast.walk(tree):
         if isinstance(fn, _DEFS):
-            header = {n for n in out if _start(fn) <= n < fn.body[0].lineno}
+            header = {n for n in lines if _start(fn) <= n < fn.body[0].lineno}
             if header:
-                out = (out - header) | _body_lines(fn)
-    return out
+                lines = (lines - header) | _body_lines(fn)
+    return lines
 
 
-def use_lines(module: str, line: int, root: Path = Path()) -> dict[str, set[int]] | None:
+def _name_loads(tree: ast.Module, names: set[str]) -> set[int]:
+    """Lines of ``tree`` that load one of ``names`` as a plain name."""
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names
+            and isinstance(n.ctx, ast.Load)}
+
+
+def _attribute_loads(tree: ast.Module, names: set[str], bases: set[str] | None = None) -> set[int]:
+    """Lines of ``tree`` that load ``x.name`` for a name of ``names``: any
+    ``x`` (``bases`` None: a class attribute, read as ``self.name``, by a
+    base class too), or ``x`` one of ``bases`` (the names bound to the
+    module defining it)."""
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in names
+            and isinstance(n.ctx, ast.Load)
+            and (bases is None or isinstance(n.value, ast.Name) and n.value.id in bases)}
+
+
+def _imported(tree: ast.Module, module: str, names: set[str]) -> tuple[set[str], set[str]]:
+    """What ``tree`` binds of ``module`` (``impl.resources``): the local names
+    of ``from impl.resources import NAME [as alias]`` for NAME in ``names``,
+    and the names bound to the module itself (``from impl import
+    resources [as r]``, ``import impl.resources as r``)."""
+    package, _, leaf = module.rpartition(".")
+    aliases, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == module:
+            aliases |= {a.asname or a.name for a in node.names if a.name in names}
+        elif isinstance(node, ast.ImportFrom) and node.module == package:
+            modules |= {a.asname or a.name for a in node.names if a.name == leaf}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name == module and a.asname}
+    return aliases, modules
+
+
+def _at_run_time(tree: ast.Module, lines: set[int]) -> set[int]:
+    return {n for n in lines if _runs_when_called(tree, n)}
+
+
+def use_lines(module: str, line: int, root: Path = Path(), source: str | None = None
+              ) -> dict[str, set[int]] | None:
     """``{module: lines}`` whose coverage stands for a mutant at ``line`` of
     ``module`` when that line runs at import time; None when it runs when
-    its function is called (its own coverage says it all) or the file is
-    not there. A module constant: the lines that read its name, in its
-    module and, as an attribute, in the other modules of its package; a
-    class attribute: the lines of its module that read it; a ``def``
-    header (defaults, decorators): its body."""
+    its function is called (its own coverage says it all), when the value's
+    uses cannot be told (see the module's docstring), or when the file is
+    not there. ``source``: the module's text (the unmutated one, when a
+    mutant is on disk: a mutant may move lines). A module constant: the
+    lines that read it, in its module and in the package's modules that
+    import it or the module; a class attribute: the ``x.name`` reads of the
+    package; a ``def`` header (defaults, decorators): its body."""
     path = root / module
-    if not path.is_file():
-        return None
-    tree = ast.parse(path.read_text())
+    if source is None:
+        if not path.is_file():
+            return None
+        source = path.read_text()
+    tree = ast.parse(source)
     stmt, outer = _innermost(tree, line)
     if stmt is None or any(isinstance(s, _DEFS) for s in outer):
         return None  # inside a function: runs when called
     if isinstance(stmt, _DEFS):
-        return {module: _body_lines(stmt)}
+        body = _body_lines(stmt)
+        return {module: body} if body else None
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         return None
     names = _assigned_names(stmt)
+    if not names:
+        return None
     in_class = any(isinstance(s, ast.ClassDef) for s in outer)
-    own = _reads(tree, names, attributes=in_class) - set(range(stmt.lineno, stmt.end_lineno + 1))
-    out = {module: own}
-    if not in_class:
-        for other in sorted(path.parent.glob("*.py")):
-            if other != path:
-                rel = str(other.relative_to(root))
-                found = _reads(ast.parse(other.read_text()), names, attributes=True)
-                if found:
-                    out[rel] = found
-    return out
+    dotted = module[:-3].replace("/", ".")
+    own = (_attribute_loads(tree, names) if in_class else _name_loads(tree, names)) \
+        - set(range(stmt.lineno, stmt.end_lineno + 1))
+    out = {module: _at_run_time(tree, _header_to_body(tree, own))}
+    for other in sorted(path.parent.glob("*.py")) if path.parent.is_dir() else []:
+        if other == path:
+            continue
+        theirs = ast.parse(other.read_text())
+        if in_class:
+            found = _attribute_loads(theirs, names)
+        else:
+            aliases, modules = _imported(theirs, dotted, names)
+            found = _name_loads(theirs, aliases) | _attribute_loads(theirs, names, modules)
+        found = _at_run_time(theirs, _header_to_body(theirs, found))
+        if found:
+            out[str(other.relative_to(root))] = found
+    out = {m: lines for m, lines in out.items() if lines}
+    return out or None

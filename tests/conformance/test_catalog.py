@@ -280,11 +280,13 @@ def test_a_scenario_that_shortens_the_teardown_bound_needs_the_feature_and_is_ju
     short = [s for s in catalog.scenarios(("multinode",), "quick") if "teardown_timeout" in s.spec]
     assert {s.id for s in short} == {
         "killed/multinode/user/collector-hang>teardown-within-1.5s",
-        "killed/multinode/user/evaluator-hang>teardown-within-1.5s"}
+        "killed/multinode/user/evaluator-hang>teardown-within-1.5s",
+        "killed/multinode/user/collector-healthy>teardown-within-0.5s"}
     assert all("teardown_timeout" in s.requires for s in short)
     adapter = ReferenceAdapter()
     assert "teardown_timeout" in adapter.features
-    assert {teardown_bound_of(s, adapter) for s in short} == {1.5}
+    assert {s.id.rsplit("-", 1)[-1]: teardown_bound_of(s, adapter) for s in short} == {
+        "1.5s": 1.5, "0.5s": 0.5}
     plain = catalog.find("killed/multinode/user/evaluator-hang>teardown")
     assert "teardown_timeout" not in plain.requires and teardown_bound_of(plain, adapter) == 10.0
 

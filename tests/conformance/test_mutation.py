@@ -235,6 +235,53 @@ def test_a_value_made_at_import_is_covered_by_the_lines_that_use_it(tmp_path):
     assert selection.covering("impl/x.py", 13, 13) == {every[1]}
 
 
+def test_use_sites_follow_imports_and_give_up_where_the_source_cannot_tell(tmp_path):
+    """Plain reads in another module count only where it imports the name
+    (an alias too) or reads it through the module; a class attribute is
+    read as ``x.name`` anywhere (a base class reads its subclass's); a value
+    read only at import, an attribute or item target and a nested def are
+    left to their own line (None); ``source`` is the text the lines are of
+    (a mutant on disk may have moved them)."""
+    from conformance.mutation.use_sites import use_lines
+
+    pkg = tmp_path / "impl"
+    pkg.mkdir()
+    (pkg / "a.py").write_text(
+        "import os\n"                            # 1
+        "GROUPS = {'control': 1}\n"               # 2
+        "WAIT = 2.0\n"                            # 3
+        "os.environ['X'] = '1'\n"                 # 4
+        "\n"
+        "@deco(GROUPS)\n"                          # 6
+        "class Child(Base):\n"                    # 7
+        "    _close = 'close'\n"                   # 8
+        "\n"
+        "def outer():\n"                           # 10
+        "    def inner(t=WAIT):\n"                 # 11
+        "        return t\n"                       # 12
+        "    return inner\n")                      # 13
+    (pkg / "b.py").write_text(
+        "from impl.a import WAIT as W\n"          # 1
+        "from impl import a\n"                     # 2
+        "def f():\n"                                # 3
+        "    return W + a.WAIT\n"                   # 4
+        "def g(self):\n"                            # 5
+        "    return self._close\n")                 # 6
+    (pkg / "c.py").write_text("WAIT = 9\ndef h():\n    return WAIT\n")  # its own WAIT
+    assert use_lines("impl/a.py", 3, tmp_path) == {"impl/a.py": {12}, "impl/b.py": {4}}
+    assert use_lines("impl/a.py", 8, tmp_path) == {"impl/b.py": {6}}  # the base's self._close
+    assert use_lines("impl/a.py", 2, tmp_path) is None  # read by a class decorator only
+    assert use_lines("impl/a.py", 4, tmp_path) is None  # an item of os.environ
+    assert use_lines("impl/a.py", 11, tmp_path) is None  # a nested def: made when outer() runs
+    moved = "\n\n" + (pkg / "a.py").read_text()  # the same module two lines lower
+    assert use_lines("impl/a.py", 5, tmp_path, source=moved) == {"impl/a.py": {14}, "impl/b.py": {4}}
+    every = [f"exhaustion/multinode/user/s{i}" for i in range(2)]
+    coverage = {"baseline": {sid: {"verdict": "pass", "duration": 1.0, "fixture": "multinode"}
+                             for sid in every}, "lines": {"impl/a.py": {"3": every}}}
+    # no scenario runs a line using it: the line stands for itself again
+    assert Selection(coverage, None, root=tmp_path).covering("impl/a.py", 3, 3) == set(every)
+
+
 def test_a_mutant_inside_a_multiline_statement_is_covered_by_its_first_line(cosmic_ray_path):
     from conformance.mutation.distributor import statement_line
 
