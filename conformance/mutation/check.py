@@ -55,8 +55,9 @@ def covering(selection, module: str, line: int | None, original: str, limit: int
              skip: frozenset = frozenset()) -> list[str]:
     """At most ``limit`` scenarios of ``selection`` (``selection.Selection``:
     the coverage map, what passes on the reference there) that run ``line``
-    of ``module`` (``original``: its source before the mutant), in the order
-    ``mutate run`` takes them, none of ``skip``."""
+    of ``module`` (``original``: its source before the mutant), multinode
+    first, then the shortest (``Selection.order``; no kills of this check to
+    put first), none of ``skip``."""
     if line is None or limit <= 0:
         return []
     from conformance.mutation.distributor import statement_line
@@ -64,17 +65,6 @@ def covering(selection, module: str, line: int | None, original: str, limit: int
     statement = statement_line(original, (line, 0))
     found = selection.covering(module, line, line, statement, source=original) - skip
     return selection.order(module, line, found)[:limit]
-
-
-def _passed(row: dict) -> set:
-    """The scenarios a committed survivor's result says it passed (a shallow
-    survivor's list; none for the rest, whose covering ones all passed)."""
-    from conformance.mutation.distributor import SHALLOW
-
-    lines = (row.get("output") or "").splitlines()
-    if lines and lines[0].startswith(SHALLOW) and len(lines) > 1 and lines[1].startswith("passed:"):
-        return set(lines[1].split()[1:])
-    return set()
 
 
 def _judge(runner, scenario, runs: int) -> tuple[str, list]:
@@ -105,6 +95,7 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
         print(f"mutate check: not in {results / f'mutants-{args.profile}.json'}: {', '.join(missing)}")
         return 2
     from conformance.mutation import coverage_map
+    from conformance.mutation.distributor import passed_of
     from conformance.mutation.selection import Selection
 
     selection = Selection(coverage_map.load(args.coverage), None, root=repo_root) \
@@ -137,7 +128,7 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
                 scenarios = list(named)
                 if selection is not None:
                     line = _changed_line(r["module"], original)
-                    tried = _passed(r) if args.untried else set()
+                    tried = passed_of(r.get("output")) if args.untried else set()
                     scenarios += [catalog.find(sid) for sid in
                                   covering(selection, r["module"], line, original, args.covering,
                                            skip | tried)

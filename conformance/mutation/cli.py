@@ -346,7 +346,7 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
     from cosmic_ray.work_db import WorkDB, use_db
 
     from conformance.mutation import deepening
-    from conformance.mutation.distributor import SHALLOW, killer_of
+    from conformance.mutation.distributor import SHALLOW, killer_of, passed_of
     from conformance.mutation.shards import in_shard
 
     with open(db.with_suffix(".shallow.lock"), "w") as shards_lock:  # shards start side by side
@@ -361,7 +361,7 @@ def kills_and_passed(db: Path, shard: str | None, deep: bool,
                     m = item.mutations[0]
                     kills.append((str(m.module_path), m.start_pos[0], killer))
                 elif deep and (result.output or "").startswith(SHALLOW) and in_shard(item.job_id, shard):
-                    passed = result.output.splitlines()[1].split()[1:]
+                    passed = sorted(passed_of(result.output))
                     if deeper_only is None or deeper_only(item, passed):
                         deeper[item.job_id] = deepening.record(passed, result)
         shallow.update(deeper)

@@ -70,6 +70,15 @@ UNKNOWN = "unknown (harness error, not a kill): "
 _SHALLOW_PASSED: dict = {}  # job id -> scenarios it passed in the first pass (``--deep``)
 
 
+def passed_of(output: str | None) -> set:
+    """The scenarios a shallow survivor's result lists as passed (its second
+    line, ``passed: ...``); none for any other result."""
+    lines = (output or "").splitlines()
+    if lines and lines[0].startswith(SHALLOW) and len(lines) > 1 and lines[1].startswith("passed:"):
+        return set(lines[1].split()[1:])
+    return set()
+
+
 def shallow_passed(job_id: str) -> set:
     return _SHALLOW_PASSED.get(job_id, set())
 

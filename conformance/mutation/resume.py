@@ -189,7 +189,7 @@ def unknown_of(output: str) -> set:
 def _on_the_grown_map(old: dict, row: dict, selection, before: set) -> str | None:
     """A committed result's output on a map that gained scenarios (None: not
     taken, its killer is no longer a scenario the map lets run)."""
-    from conformance.mutation.distributor import SHALLOW, killer_of, statement_line
+    from conformance.mutation.distributor import SHALLOW, killer_of, passed_of, statement_line
 
     if old["outcome"] == "killed":
         return old["output"] if killer_of(old["output"]) in selection.baseline else None
@@ -198,7 +198,7 @@ def _on_the_grown_map(old: dict, row: dict, selection, before: set) -> str | Non
     statement = statement_line((REPO_ROOT / row["module"]).read_text(), (row["line"], row["col"]))
     covering = selection.covering(row["module"], row["line"], row["end_line"], statement)
     if old["output"].startswith(SHALLOW):  # it passed what its output lists, first pass or not
-        passed = set(old["output"].splitlines()[1].split()[1:])
+        passed = passed_of(old["output"])
     else:  # every covering scenario it ran passed, but those the harness could not judge
         passed = (covering & before) - unknown_of(old["output"])
     if covering <= passed:

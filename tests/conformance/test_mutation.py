@@ -848,7 +848,8 @@ def test_a_checked_mutants_covering_scenarios_are_the_ones_mutate_run_would_take
     """``mutate check --covering``: the map's scenarios that pass on the
     reference, multinode first, then the shortest (``Selection.order``),
     none it was told to skip (``--untried``: what the survivor passed)."""
-    from conformance.mutation.check import _changed_line, _passed, covering
+    from conformance.mutation.check import _changed_line, covering
+    from conformance.mutation.distributor import passed_of
 
     a, b, c, d = (f"exhaustion/{f}/user/{n}" for f, n in
                   (("multinode", "a"), ("multinode", "b"), ("multinode", "c"), ("local", "d")))
@@ -864,9 +865,10 @@ def test_a_checked_mutants_covering_scenarios_are_the_ones_mutate_run_would_take
     assert covering(selection, "impl/x.py", 3, source, 5, frozenset({c})) == [a, d]
     assert covering(selection, "impl/x.py", 2, source, 5) == []
     assert covering(selection, "impl/x.py", None, source, 5) == []
-    assert _passed({"output": f"survived-shallow: 2 of 9 covering scenario(s) passed\npassed: {a} {c}"}) \
+    assert passed_of(f"survived-shallow: 2 of 9 covering scenario(s) passed\npassed: {a} {c}") \
         == {a, c}
-    assert _passed({"output": "survived: 9 covering scenario(s) passed"}) == set()
+    assert passed_of("survived: 9 covering scenario(s) passed") == set()
+    assert passed_of("survived-shallow: 0 of 24 covering scenario(s) passed; a race") == set()
     module = tmp_path / "x.py"
     module.write_text("a\nb\nc-mutated\n")
     assert _changed_line(str(module), "a\nb\nc\n") == 3
