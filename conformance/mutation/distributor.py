@@ -29,11 +29,11 @@ mutant:
    crashes under the mutant. A harness ``error`` is no kill (*unknown*, as
    a Jepsen checker that throws: never valid either way): the mutant goes on
    to its next scenario, and a survivor's result names the unknown ones.
-   A failure whose oracles depend on timing (or a hang, or a harness error)
-   is run again at once (``runner.needs_confirmation``): a pass then is a
-   flip, noted in the result, and the next scenario runs; an error in
-   either run is unknown; two failures are a kill
-   (``runner.confirmed_outcome``).
+   Every failure (and a hang, a crash, a harness error) is run again at
+   once (``runner.ScenarioRunner.outcome``: a busy machine or a race must
+   not fake a kill): a pass then is a flip, noted in the result, and the
+   next scenario runs; an error in either run is unknown; two failures are
+   a kill (``runner.confirmed_outcome``).
 
 Run-time settings come from the environment (set by ``mutate run``):
 ``RLC_MUTATION_PROFILE``, ``RLC_MUTATION_SHARD`` (``I/N``: the work items
