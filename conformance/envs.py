@@ -13,7 +13,8 @@ nothing but gymnasium.
 ``RlcHelperProcessCartPole-v0`` is CartPole that starts a helper process
 and stops it in ``close()``, as simulators with a server or a renderer
 beside them do: a component that kills its actors without closing their
-envs leaves the helper running.
+envs leaves the helper running. ``RlcSlowCloseHelperCartPole-v0``'s
+``close()`` takes 1.5 s before it stops its helper.
 
 ``RlcHangableCartPole-v0`` is the slow CartPole that the harness can make
 hang in the middle of a call (``kill(how=step_hang)``): its next step never
@@ -64,6 +65,11 @@ FLAG_DIR = f"/tmp/rlc-env-flags-{os.getuid()}"
 HELPER_ENV_ID = "conformance.envs:RlcHelperProcessCartPole-v0"
 #: the last word of a helper process's command line: a leftover one is named by it
 HELPER_TAG = "rlc-env-helper"
+SLOW_CLOSE_HELPER_ENV_ID = "conformance.envs:RlcSlowCloseHelperCartPole-v0"
+#: seconds the slow-closing helper env's close() takes before it stops its
+#: helper: more than a second, less than half the bound its scenarios give
+#: (``catalog.families.env_helpers``)
+CLOSE_SECONDS = 1.5
 #: seconds a helper lives if nothing stops it (the harness kills a leftover
 #: one when its driver's run ends: fixtures.runner.collect_leftovers)
 HELPER_LIFETIME = 600
@@ -182,6 +188,17 @@ class HelperProcessCartPole(CartPoleEnv):
         super().close()
 
 
+class SlowCloseHelperCartPole(HelperProcessCartPole):
+    """The helper env whose ``close()`` takes ``CLOSE_SECONDS`` before it
+    stops the helper, as a simulator that saves its state or a renderer's
+    server that drains its clients does: a teardown that kills the actor
+    before that close returns leaves the helper running."""
+
+    def close(self):
+        time.sleep(CLOSE_SECONDS)
+        super().close()
+
+
 def _is_helper(pid: int, key: str | None = None) -> bool:
     """Whether ``pid`` runs a helper (and, given ``key``, the helper of that
     start time: :func:`process_key`)."""
@@ -198,6 +215,7 @@ for _id, _entry, _kwargs in (
         ("RlcVerySlowCartPole-v0", SlowCartPole, {"step_seconds": LONG_STEP_SECONDS}),
         ("RlcHangableCartPole-v0", HangableCartPole, {}),
         ("RlcFailingCartPole-v0", FailingCartPole, {}),
-        ("RlcHelperProcessCartPole-v0", HelperProcessCartPole, {})):
+        ("RlcHelperProcessCartPole-v0", HelperProcessCartPole, {}),
+        ("RlcSlowCloseHelperCartPole-v0", SlowCloseHelperCartPole, {})):
     if _id not in gym.registry:
         gym.register(_id, entry_point=_entry, max_episode_steps=500, kwargs=_kwargs)

@@ -426,6 +426,16 @@ def _grace_before_kill(base):
     return Collector
 
 
+def _env_close_cut_short(base):
+    class Collector(base):
+        def _close_envs(self, actors, deadline):
+            # "a second is plenty for an env to close": the kill comes after
+            # it, whatever the bound left
+            super()._close_envs(actors, min(deadline, time.monotonic() + 2.0))
+
+    return Collector
+
+
 def _gives_up_before_documented(base):
     class Evaluator(base):
         def __init__(self, *args, ready_timeout=10.0, **kwargs):
@@ -1776,6 +1786,20 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("killed/*/user/collector-healthy>teardown-within-0.5s", "fail",
                ("resources_released_at_teardown", "teardown_within_bound")),),
         {"collector": _grace_before_kill},
+    ),
+    Regression(
+        "env-close-cut-short",
+        "the collector's teardown gives its actors' env close() one second before it kills "
+        "them, whatever bound the user gave: an env whose close() takes longer (a simulator "
+        "saving its state, a renderer's server draining) is killed inside it and its helper "
+        "process outlives the program",
+        "a fixed wait where the time left of the bound was meant (mutation analysis, 2026-11-28: "
+        "survivors impl/component.py:339 and :340, the env-close wait deleted, capped at 1 s, "
+        "or a third of the time left: every catalog env closed at once)",
+        (Catch("env_helper/local/*/collector-slow-close>teardown-within-4s", "fail",
+               ("no_leftover_process",)),),
+        {"collector": _env_close_cut_short},
+        fixtures=("local",),  # env_helper runs on local only (catalog.quick_slots)
     ),
     Regression(
         "joins-its-own-thread",

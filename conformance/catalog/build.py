@@ -26,6 +26,8 @@ HANGABLE_ENV = {"env_id": "conformance.envs:RlcHangableCartPole-v0"}
 #: an env with a helper process that only its close() stops
 #: (``conformance.envs.HelperProcessCartPole``)
 HELPER_ENV = {"env_id": "conformance.envs:RlcHelperProcessCartPole-v0"}
+#: the helper env whose close() takes 1.5 s (``conformance.envs.SlowCloseHelperCartPole``)
+SLOW_CLOSE_HELPER_ENV = {"env_id": "conformance.envs:RlcSlowCloseHelperCartPole-v0"}
 #: an env that raises from its 100th step on: a batch fails midway
 #: (``conformance.envs.FAIL_AT_STEP``)
 FAILING_ENV = {"env_id": "conformance.envs:RlcFailingCartPole-v0"}

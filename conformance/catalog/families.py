@@ -13,8 +13,8 @@ from __future__ import annotations
 import itertools
 
 from conformance.catalog.build import ALL, ENDLESS_IN_PRACTICE, FAILING_ENV, HANGABLE_ENV, \
-    HELPER_ENV, LONG_BATCH_ENV, SLOW_ENV, build, op, place_args, requirements, subset_variant, \
-    teardowns, warm_up
+    HELPER_ENV, LONG_BATCH_ENV, SLOW_CLOSE_HELPER_ENV, SLOW_ENV, build, op, place_args, \
+    requirements, subset_variant, teardowns, warm_up
 from conformance.catalog.quick_slots import quick_on
 from conformance.ops.verbs import KILL_HOWS
 from conformance.ops.scenario import Scenario
@@ -786,6 +786,11 @@ def interpreter_exit(fixture, owner, comps=ALL):
         *build(fixture, comps), *warm_up(comps), op("ray_shutdown")], built=comps)
 
 
+#: the bound of the slow-closing env's scenarios: the env's close() takes
+#: ``conformance.envs.CLOSE_SECONDS`` (1.5 s), under half of it
+SLOW_CLOSE_BOUND = 4.0
+
+
 def env_helpers(fixture, owner, comps=ALL):
     """Envs with a helper process (``build.HELPER_ENV``: a simulator's
     server or renderer, stopped by the env's ``close()``): every component
@@ -807,6 +812,18 @@ def env_helpers(fixture, owner, comps=ALL):
     yield make("env_helper", fixture, owner, "all", [
         *build(fixture, comps), *warm_up(comps), *teardowns(order)],
         spec=HELPER_ENV, quick=True, built=comps)
+    # an env whose close() takes 1.5 s before it stops its helper, under a
+    # bound the user gave that has room for it: a teardown that gives the
+    # close less than that (a fixed second, a third of the bound, or no
+    # wait at all before the kill) kills the actor inside close() and
+    # leaves the helper running
+    for comp in ("collector", "evaluator"):
+        if comp in comps:
+            yield make("env_helper", fixture, owner,
+                       f"{comp}-slow-close>teardown-within-{SLOW_CLOSE_BOUND:g}s", [
+                           *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
+                       spec={**SLOW_CLOSE_HELPER_ENV, "teardown_timeout": SLOW_CLOSE_BOUND},
+                       quick=comp == "collector")
 
 
 def signals(fixture, owner, comps=ALL):

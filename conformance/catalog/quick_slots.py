@@ -50,6 +50,9 @@ QUICK_ON_LOCAL = {
     "env_helper/user/all":
         "every component's teardown closes its envs: an env's helper process left running is "
         "found once the driver exited (conformance.envs.HelperProcessCartPole)",
+    "env_helper/user/collector-slow-close>teardown-within-4s":
+        "a teardown gives an env's slow close() (1.5 s) its share of a 4 s bound before the "
+        "kill: env-close-cut-short (regressions.py); 7.1 s on the reference (2026-11-28)",
     # every implementation with a collector gets one local quick run
     "early_break/user/async-after-0":
         "the collector's plainest lifecycle (construct, teardown) on a runtime the user started",

@@ -463,6 +463,7 @@ def cmd_run(args) -> int:
 
 def cmd_report(args) -> int:
     """mutants-P.json, score.json and report.md from the sessions there are."""
+    from conformance import catalog
     from conformance.mutation import report
 
     from conformance.mutation.resume import provenance_path, recorded
@@ -486,7 +487,8 @@ def cmd_report(args) -> int:
                 notes[profile] = {"provenance": committed[profile]["provenance"]}
     if not profiles:
         raise SystemExit("error: no session and no committed results: run `mutate init` and `mutate run`")
-    scores = report.write(RESULTS, profiles, RESULTS / "answers.txt", notes)
+    scenarios = {p: {sc.id for sc in catalog.scenarios(profile=p)} for p in profiles}
+    scores = report.write(RESULTS, profiles, RESULTS / "answers.txt", notes, scenarios)
     for profile, s in scores.items():
         a = s["all"]
         print(f"{profile}: {a['killed']} killed, {a['survived']} survived (open), {a['equivalent']} equivalent, "

@@ -169,6 +169,26 @@ def test_every_survivor_has_exactly_one_answer():
     assert set(answers) <= survivors, f"answers of no survivor: {sorted(set(answers) - survivors)[:5]}"
 
 
+def test_a_kill_since_counts_only_in_the_profiles_that_hold_its_scenario(tmp_path):
+    """A survivor killed since by a full-only scenario is killed in the full
+    score and open in the quick one (the quick run would not kill it)."""
+    from conformance.mutation import report
+
+    rows = [{"key": k, "module": "impl/x.py", "outcome": "survived", "output": "", "diff": ""}
+            for k in ("a", "b")]
+    (tmp_path / "answers.txt").write_text(
+        "a  killed since by scenario background/multinode/user/long-batch>teardown-within-1.0s: runs\n"
+        "b  killed since by scenario order/multinode/user/collector: runs\n")
+    scores = report.write(tmp_path, {"quick": rows, "full": rows}, tmp_path / "answers.txt", {},
+                          {"quick": {"order/multinode/user/collector"},
+                           "full": {"order/multinode/user/collector",
+                                    "background/multinode/user/long-batch>teardown-within-1.0s"}})
+    assert (scores["quick"]["all"]["killed"], scores["quick"]["all"]["survived"]) == (1, 1)
+    assert (scores["full"]["all"]["killed"], scores["full"]["all"]["survived"]) == (2, 0)
+    assert "- answer: open in this profile: killed since by scenario background/" in \
+        (tmp_path / "report.md").read_text()
+
+
 def test_the_committed_score_is_not_below_its_floor():
     """A floor only rises; lowering one needs its reason in the results'
     README, under "Score drops", naming the profile and the new floor."""
