@@ -436,6 +436,17 @@ def _env_close_cut_short(base):
     return Collector
 
 
+def _concurrent_teardown_kills(base):
+    class Collector(base):
+        def _teardown(self, timeout, shutdown_ray, reason):
+            if self._closing_thread is not None:  # "another thread is closing: help it along"
+                bound = self._shutdown_timeout if timeout is None else timeout
+                self._kill_actors(time.monotonic() + bound)
+            super()._teardown(timeout, shutdown_ray, reason)
+
+    return Collector
+
+
 def _gives_up_before_documented(base):
     class Evaluator(base):
         def __init__(self, *args, ready_timeout=10.0, **kwargs):
@@ -1799,6 +1810,19 @@ REGRESSIONS = {r.id: r for r in (
         (Catch("env_helper/local/*/collector-slow-close>teardown-within-4s", "fail",
                ("no_leftover_process",)),),
         {"collector": _env_close_cut_short},
+        fixtures=("local",),  # env_helper runs on local only (catalog.quick_slots)
+    ),
+    Regression(
+        "concurrent-teardown-kills",
+        "a shutdown() called while another thread's shutdown() runs kills the actors itself "
+        "instead of waiting for it: the first call's graceful step, an env close() that takes "
+        "1.5 s, is cut short and the env's helper process outlives the program",
+        "a second caller that helps instead of waiting (mutation analysis, 2026-11-28: survivors "
+        "impl/component.py:241-243, a concurrent call that runs the teardown too, which every "
+        "catalog env's instant close() hid)",
+        (Catch("env_helper/local/*/collector-slow-close>teardown-concurrent-within-4s", "fail",
+               ("no_leftover_process",)),),
+        {"collector": _concurrent_teardown_kills},
         fixtures=("local",),  # env_helper runs on local only (catalog.quick_slots)
     ),
     Regression(

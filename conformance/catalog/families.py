@@ -816,14 +816,22 @@ def env_helpers(fixture, owner, comps=ALL):
     # bound the user gave that has room for it: a teardown that gives the
     # close less than that (a fixed second, a third of the bound, or no
     # wait at all before the kill) kills the actor inside close() and
-    # leaves the helper running
+    # leaves the helper running. And two first teardowns at once (two
+    # threads of the user's, as double_close's): the second must wait for
+    # the first one's close, not kill the actors under it
     for comp in ("collector", "evaluator"):
-        if comp in comps:
-            yield make("env_helper", fixture, owner,
-                       f"{comp}-slow-close>teardown-within-{SLOW_CLOSE_BOUND:g}s", [
-                           *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
-                       spec={**SLOW_CLOSE_HELPER_ENV, "teardown_timeout": SLOW_CLOSE_BOUND},
-                       quick=comp == "collector")
+        if comp not in comps:
+            continue
+        spec = {**SLOW_CLOSE_HELPER_ENV, "teardown_timeout": SLOW_CLOSE_BOUND}
+        yield make("env_helper", fixture, owner,
+                   f"{comp}-slow-close>teardown-within-{SLOW_CLOSE_BOUND:g}s", [
+                       *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
+                   spec=spec, quick=comp == "collector")
+        yield make("env_helper", fixture, owner,
+                   f"{comp}-slow-close>teardown-concurrent-within-{SLOW_CLOSE_BOUND:g}s", [
+                       *build(fixture, (comp,)), *warm_up((comp,)),
+                       op("teardown", comp, concurrent=2)],
+                   spec=spec, quick=comp == "collector")
 
 
 def signals(fixture, owner, comps=ALL):

@@ -53,6 +53,10 @@ QUICK_ON_LOCAL = {
     "env_helper/user/collector-slow-close>teardown-within-4s":
         "a teardown gives an env's slow close() (1.5 s) its share of a 4 s bound before the "
         "kill: env-close-cut-short (regressions.py); 7.1 s on the reference (2026-11-28)",
+    "env_helper/user/collector-slow-close>teardown-concurrent-within-4s":
+        "a second teardown at once waits for the first one's slow env close() instead of "
+        "killing the actors under it: concurrent-teardown-kills (regressions.py); 5.8 s on the "
+        "reference (2026-11-28)",
     # every implementation with a collector gets one local quick run
     "early_break/user/async-after-0":
         "the collector's plainest lifecycle (construct, teardown) on a runtime the user started",
