@@ -526,11 +526,14 @@ def short_bound(fixture, owner, comps):
             *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
             spec={"teardown_timeout": TIGHT_BOUND}, quick=comp == "collector")
     if "evaluator" in comps:
-        yield make("killed", fixture, owner,
-                   f"evaluator-never-scheduled>teardown-within-{SHORT_BOUND}s", [
-                       op("construct", "evaluator", infeasible=True, ready=False),
-                       op("teardown", "evaluator")],
-                   spec={"teardown_timeout": SHORT_BOUND})
+        # an actor that never answers (never scheduled) under the short bound,
+        # and under the tight one: every wait on it must end with the bound
+        for bound in (SHORT_BOUND, TIGHT_BOUND):
+            yield make("killed", fixture, owner,
+                       f"evaluator-never-scheduled>teardown-within-{bound}s", [
+                           op("construct", "evaluator", infeasible=True, ready=False),
+                           op("teardown", "evaluator")],
+                       spec={"teardown_timeout": bound}, quick=bound == TIGHT_BOUND)
 
 
 def user_restart(fixture, owner, comps=ALL):

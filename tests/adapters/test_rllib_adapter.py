@@ -84,7 +84,8 @@ def test_features_components_and_catalog(adapter):
         "construction_failure/multinode/user/evaluator-invalid-teardown_timeout",
         "killed/multinode/user/collector-healthy>teardown-within-0.5s",
         "env_helper/local/user/collector-slow-close>teardown-within-4s",
-        "env_helper/local/user/collector-slow-close>teardown-concurrent-within-4s"}
+        "env_helper/local/user/collector-slow-close>teardown-concurrent-within-4s",
+        "killed/multinode/user/evaluator-never-scheduled>teardown-within-0.5s"}
     # #27's call_arguments (4 of the eval worker's submit), two collector arguments (one
     # needs per_actor_envs), two exhaustions on the implementation's own runtime; two more
     # named-evaluator signals (need named_evaluator)
@@ -105,8 +106,9 @@ def test_features_components_and_catalog(adapter):
     # and the eval worker built with its defaults on a busy cluster (run)
     # and a healthy collector torn down under a bound of half a second (teardown_timeout:
     # skipped), and one whose env's close() takes 1.5 s under a bound of 4 s, torn down
-    # once and by two threads at once (skipped too)
-    assert (len(quick), len(skipped)) == (91, 30)
+    # once and by two threads at once (skipped too); an eval worker whose actor is never
+    # scheduled, torn down under half a second (skipped too)
+    assert (len(quick), len(skipped)) == (92, 31)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
