@@ -525,6 +525,17 @@ def short_bound(fixture, owner, comps):
         yield make("killed", fixture, owner, f"{comp}-healthy>teardown-within-{TIGHT_BOUND}s", [
             *build(fixture, (comp,)), *warm_up((comp,)), op("teardown", comp)],
             spec={"teardown_timeout": TIGHT_BOUND}, quick=comp == "collector")
+    if {"buffer", "collector"} <= set(comps):
+        # the buffer a collector writes into hangs, then the collector is torn
+        # down under the tight bound: whatever it asks of the buffer on its
+        # way out (the reference fences off its writer) waits on a call that
+        # never returns, and must end with the bound
+        yield make("killed", fixture, owner,
+                   f"buffer-hang>collector-teardown-within-{TIGHT_BOUND}s", [
+                       *build(fixture, ("buffer", "collector")), *warm_up(("collector",)),
+                       op("kill", "buffer", how="hang"), op("teardown", "collector"),
+                       op("teardown", "buffer")],
+                   spec={"teardown_timeout": TIGHT_BOUND}, quick=True, built=comps)
     if "evaluator" in comps:
         # an actor that never answers (never scheduled) under the short bound,
         # and under the tight one: every wait on it must end with the bound
@@ -902,6 +913,29 @@ def signals(fixture, owner, comps=ALL):
         quick=True)
     yield make("signals", fixture, owner, "named-evaluator-sigterm-in-teardown", [
         *named, sig("teardown", "SIGTERM"), op("teardown", "evaluator")], spec=SLOW_ENV)
+    # a Ctrl-C 0.7 s into a collector's teardown while the buffer it writes
+    # into hangs (where the reference waits, up to 1 s, for the buffer to
+    # fence off its writer): the KeyboardInterrupt comes out, the user tears
+    # down again and that finishes it
+    if {"buffer", "collector"} <= set(comps):
+        yield make("signals", fixture, owner,
+                   "collector-sigint-in-teardown-buffer-hung>teardown", [
+                       *build(fixture, ("buffer", "collector")), *warm_up(("collector",)),
+                       op("kill", "buffer", how="hang"),
+                       op("interrupt", signal="SIGINT", during="teardown", after=0.7, caught=True),
+                       op("teardown", "collector"), op("teardown", "collector"),
+                       op("teardown", "buffer")],
+                   quick=True, built=comps)
+    # a Ctrl-C 2.25 s into the teardown of an eval worker whose actor never
+    # started (the reference gives it 2 s to close its env, then 0.5 s to say
+    # what it holds: the signal lands in the second wait)
+    if "evaluator" in comps:
+        yield make("signals", fixture, owner,
+                   "evaluator-never-scheduled-sigint-in-teardown>teardown", [
+                       op("construct", "evaluator", infeasible=True, ready=False),
+                       op("interrupt", signal="SIGINT", during="teardown", after=2.25,
+                          caught=True),
+                       op("teardown", "evaluator"), op("teardown", "evaluator")], quick=True)
 
 
 #: the construct arg of a collector whose weights a scenario sends: it runs

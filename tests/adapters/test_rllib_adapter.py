@@ -107,8 +107,10 @@ def test_features_components_and_catalog(adapter):
     # and a healthy collector torn down under a bound of half a second (teardown_timeout:
     # skipped), and one whose env's close() takes 1.5 s under a bound of 4 s, torn down
     # once and by two threads at once (skipped too); an eval worker whose actor is never
-    # scheduled, torn down under half a second (skipped too)
-    assert (len(quick), len(skipped)) == (92, 31)
+    # scheduled, torn down under half a second (skipped too), and one a Ctrl-C interrupts
+    # in its teardown (run: RLlib's build of a never-scheduled eval runner hangs, as in
+    # killed/*/user/evaluator-never-scheduled>teardown)
+    assert (len(quick), len(skipped)) == (93, 31)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
