@@ -430,19 +430,36 @@ def _env_close_cut_short(base):
     class Collector(base):
         def _close_envs(self, actors, deadline):
             # "a second is plenty for an env to close": the kill comes after
-            # it, whatever the bound left
-            super()._close_envs(actors, min(deadline, time.monotonic() + 2.0))
+            # it, whatever the bound left (_close_envs waits half the time
+            # left: half of 2 s is that second)
+            super()._close_envs(actors, min(deadline, time.monotonic() + 2 * 1.0))
 
     return Collector
 
 
+class _HelpingDoneEvent(threading.Event):
+    """The teardown-done event of ``_concurrent_teardown_kills``: waited on
+    only by a call that found another thread's teardown running (the
+    reference's decision, under its lock), which kills the actors first."""
+
+    def __init__(self, component):
+        super().__init__()
+        self._component = component
+
+    def wait(self, timeout=None):
+        for handle in list(self._component._actors):  # "help it along"
+            try:
+                ray.kill(handle, no_restart=True)
+            except Exception:  # noqa: BLE001 - a stale handle: nothing to help
+                pass
+        return super().wait(timeout)
+
+
 def _concurrent_teardown_kills(base):
     class Collector(base):
-        def _teardown(self, timeout, shutdown_ray, reason):
-            if self._closing_thread is not None:  # "another thread is closing: help it along"
-                bound = self._shutdown_timeout if timeout is None else timeout
-                self._kill_actors(time.monotonic() + bound)
-            super()._teardown(timeout, shutdown_ray, reason)
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._teardown_done = _HelpingDoneEvent(self)
 
     return Collector
 
@@ -1820,8 +1837,10 @@ REGRESSIONS = {r.id: r for r in (
         "a second caller that helps instead of waiting (mutation analysis, 2026-11-28: survivors "
         "impl/component.py:241-243, a concurrent call that runs the teardown too, which every "
         "catalog env's instant close() hid)",
+        # its kill lands before the teardown reads what the actors hold: in
+        # some runs the CPUs are not yet shown free at the return
         (Catch("env_helper/local/*/collector-slow-close>teardown-concurrent-within-4s", "fail",
-               ("no_leftover_process",)),),
+               ("no_leftover_process",), may_also=("resources_released_at_teardown",)),),
         {"collector": _concurrent_teardown_kills},
         fixtures=("local",),  # env_helper runs on local only (catalog.quick_slots)
     ),

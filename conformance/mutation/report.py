@@ -109,7 +109,7 @@ def load_answers(path: Path) -> dict:
     return answers
 
 
-def killer_of(answer: str) -> str | None:
+def answer_killer(answer: str) -> str | None:
     """The scenario a ``killed since by scenario X: ...`` answer names."""
     if not answer.startswith(ANSWER_KINDS[0]):
         return None
@@ -120,7 +120,7 @@ def answer_in(answer: str, scenarios) -> str:
     """``answer`` as it counts in a profile of ``scenarios`` (None: any): a
     kill since by a scenario the profile lacks is open there, since that
     profile's run would not make it."""
-    killer = killer_of(answer)
+    killer = answer_killer(answer)
     if killer is None or scenarios is None or killer in scenarios:
         return answer
     return f"open in this profile: {answer}"

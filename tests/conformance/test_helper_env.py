@@ -50,3 +50,19 @@ def test_close_never_signals_another_process_that_holds_the_helpers_pid(stranger
         stranger.kill()
         stranger.wait()
         _kill_if_helper(helper, key)
+
+
+def test_the_slow_close_takes_its_seconds_then_stops_the_helper():
+    import time
+
+    env = gym.make(envs.SLOW_CLOSE_HELPER_ENV_ID)
+    pid, key = env.unwrapped.helper_pid, env.unwrapped.helper_key
+    try:
+        t0 = time.monotonic()
+        env.close()
+        took = time.monotonic() - t0
+        assert took >= envs.CLOSE_SECONDS, took  # a kill before this leaves the helper running
+        wait_for_condition(lambda: not envs._is_helper(pid), timeout=5,
+                           message=f"the helper (pid {pid}) still runs after the slow close()")
+    finally:
+        _kill_if_helper(pid, key)

@@ -189,6 +189,21 @@ def test_a_kill_since_counts_only_in_the_profiles_that_hold_its_scenario(tmp_pat
         (tmp_path / "report.md").read_text()
 
 
+def test_every_kill_since_names_a_scenario_of_the_catalog():
+    """A renamed or removed scenario would turn its kills back into open
+    survivors in every profile (``report.answer_in``): each answer's killer
+    must be a scenario of the full profile."""
+    from conformance import catalog
+    from conformance.mutation.report import answer_killer, load_answers
+
+    full = {s.id for s in catalog.scenarios(profile="full")}
+    killers = {k: answer_killer(a) for k, a in load_answers(RESULTS / "answers.txt").items()}
+    named = {k: s for k, s in killers.items() if s is not None}
+    assert len(named) > 150, len(named)  # the answers parsed, not skipped
+    missing = {k: s for k, s in named.items() if s not in full}
+    assert not missing, f"answers naming no scenario of the catalog: {missing}"
+
+
 def test_the_committed_score_is_not_below_its_floor():
     """A floor only rises; lowering one needs its reason in the results'
     README, under "Score drops", naming the profile and the new floor."""
