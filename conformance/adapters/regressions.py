@@ -1869,7 +1869,11 @@ REGRESSIONS = {r.id: r for r in (
                # its teardown waits out the release wait of the restarted actors'
                # CPUs (3.56 s in the CI of d1c17f9): slow in a healthy run
                may_also=("own_actors_dead_after_teardown", "no_leftover_actor",
-                         "teardown_prompt_when_healthy")),),
+                         "teardown_prompt_when_healthy"),
+               racy="fired in 6 of 6 runs alone (2026-11-28, 22:18 UTC) and missed once in "
+                    "the fresh-clone CI of cb89691 (the RLlib and Tianshou venvs building "
+                    "beside it): whether the restarted actors are seen depends on when Ray "
+                    "restarts them"),),
         {"collector": _kill_allows_restart},
     ),
     Regression(
