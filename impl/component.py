@@ -111,6 +111,9 @@ class RayComponent:
         self._closed_reason: str | None = None
         self._shutdown_ray = False  # a teardown call asked for it
         self._graceful_tried = False  # the graceful step before the kill ran (or was cut short)
+        # actors a failed build gave up on (never answered ready): no graceful step
+        # or held query for them, whose calls queue behind a creation that never runs
+        self._unstarted: list = []
         self._teardown_done = threading.Event()
 
     # -- construction -------------------------------------------------------
@@ -135,6 +138,7 @@ class RayComponent:
                     f"{type(self).__name__}: {describe(index[ready[0]])} failed to start: {_cause(exc)}"
                 ) from exc
         if pending:
+            self._unstarted = [self._actors[index[ref]] for ref in pending]
             try:
                 cluster, available = ray.cluster_resources(), ray.available_resources()
             except Exception:
@@ -297,11 +301,16 @@ class RayComponent:
                 self._actors_unreachable(actors)
             return
         if actors:
+            # the undo of a build that gave up on its actors: a never-started actor
+            # answers neither (2.5 s of waits for nothing, measured 2026-11-28: a build
+            # with the default ready_timeout 30 s gave up after 32.5 s) and holds nothing
+            started = [h for h in actors if all(h is not u for u in self._unstarted)]
             if not self._graceful_tried:
                 self._graceful_tried = True  # an interrupt here skips it on resume
-                self._before_kill(actors, deadline)
+                if started:
+                    self._before_kill(started, deadline)
             try:  # what they hold, and the view, read before the kill (impl.resources)
-                resources.merge(self._held, resources.held(actors, deadline))
+                resources.merge(self._held, resources.held(started, deadline) if started else {})
                 self._freed = resources.Release(self._held, deadline)
             except BaseException as exc:
                 calls.swallow(exc)

@@ -1794,7 +1794,7 @@ def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_boun
     occupy = end(0, "occupy", result={"occupiers": ["occ1"]})
     vacate = end(2, "vacate", result={"seconds": 0.01})
 
-    def build(comp, status="raised", duration=32.5, i=1):
+    def build(comp, status="raised", duration=30.05, i=1):
         return end(i, "construct", comp, status=status, args={"may_fail": True},
                    duration=duration, error=err("impl.errors.ReadinessTimeout", "not ready")
                    if status == "raised" else None,
@@ -1809,10 +1809,10 @@ def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_boun
         "ready_bound_as_documented"] == [
         "op 1 (construct evaluator): on a cluster with no CPU free, it gave up in 12.00s, "
         "before its documented ready bound 30.0s: impl.errors.ReadinessTimeout: not ready"]
-    assert judge(run(occupy, build("collector", duration=34.5), vacate))[
+    assert judge(run(occupy, build("collector", duration=30.9), vacate))[
         "ready_bound_as_documented"] == [
-        "op 1 (construct collector): on a cluster with no CPU free, it took 34.50s to give up, "
-        "past its documented ready bound 30.0s (+4.0s): impl.errors.ReadinessTimeout: not ready"]
+        "op 1 (construct collector): on a cluster with no CPU free, it took 30.90s to give up, "
+        "past its documented ready bound 30.0s (+0.75s): impl.errors.ReadinessTimeout: not ready"]
     # one that did not wait for its actors at all
     assert judge(run(occupy, build("collector", "ok", 0.05), vacate))[
         "ready_bound_as_documented"] == [
