@@ -17,9 +17,11 @@ teardown. The rules:
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,12 @@ DEFAULT_RAY_INIT_CONFIG: dict[str, Any] = {"include_dashboard": False}
 
 _lock = threading.RLock()
 _ids = itertools.count()
+#: seconds between a keeper thread's checks that its runtime still runs: it
+#: ends within this of a ray.shutdown() it was not told of (the user's own)
+KEEPER_POLL = 0.2
+#: seconds a keeper waits at most, once its runtime ended, for the processes it
+#: started to exit
+CHILDREN_WAIT = 10.0
 
 
 @dataclass
@@ -40,6 +48,9 @@ class _StartedRuntime:
     identity: tuple
     holders: set = field(default_factory=set)
     shutdown_requested: bool = False
+    #: the thread that started it from a thread other than the main one, and
+    #: the event that ends it (``_start_ray``); None: started in the main thread
+    keeper: tuple | None = None
 
 
 _started: _StartedRuntime | None = None
@@ -101,8 +112,8 @@ def acquire(component: str, ray_init_config: dict | None = None) -> RuntimeLease
     with _lock:
         started_ray = False
         if not ray.is_initialized():
-            ray.init(**{**DEFAULT_RAY_INIT_CONFIG, **(ray_init_config or {})})
-            _started = _StartedRuntime(runtime_identity())
+            keeper = _start_ray({**DEFAULT_RAY_INIT_CONFIG, **(ray_init_config or {})})
+            _started = _StartedRuntime(runtime_identity(), keeper=keeper)
             started_ray = True
         identity = runtime_identity()
         ours = _started is not None and _started.identity == identity
@@ -110,6 +121,89 @@ def acquire(component: str, ray_init_config: dict | None = None) -> RuntimeLease
         if ours:
             _started.holders.add(lease._id)
         return lease
+
+
+def _start_ray(config: dict) -> tuple | None:
+    """``ray.init(**config)``. From a thread other than the main one, it runs
+    in a keeper thread of this library's that lives until that runtime ends:
+    Ray starts its processes (GCS, raylet) with PR_SET_PDEATHSIG, which Linux
+    sends when the *thread* that started them ends, not the process (prctl(2)).
+    Ray 2.60.0, measured 2026-11-29: ``ray.init()`` in a thread that then
+    returned (a thread pool's worker), and the driver's next Ray call hung
+    60 s ("Failed to connect to GCS") before the process exited 1. Returns
+    ``(event that ends the keeper, keeper)``, or None when no keeper runs."""
+    if threading.current_thread() is threading.main_thread():
+        ray.init(**config)
+        return None
+    started, end, box = threading.Event(), threading.Event(), {}
+
+    def keep() -> None:
+        try:
+            ray.init(**config)
+            box["identity"] = runtime_identity()
+        except BaseException as exc:  # raised in the caller
+            box["error"] = exc
+            return
+        finally:
+            started.set()
+        while not end.wait(KEEPER_POLL) and runtime_identity() == box["identity"]:
+            pass
+        _outlive_children(time.monotonic() + CHILDREN_WAIT)
+
+    keeper = threading.Thread(target=keep, name="impl-ray-keeper", daemon=True)
+    keeper.start()
+    started.wait()
+    if "error" in box:
+        raise box["error"]
+    return end, keeper
+
+
+def _outlive_children(deadline: float) -> None:
+    """Return once the processes this thread started have exited (or at
+    ``deadline``): the runtime's end (``ray.shutdown()`` signals them and, by
+    default, does not wait) must not be cut short by this thread's end, whose
+    PR_SET_PDEATHSIG would SIGKILL the raylet before it stopped its agents
+    (measured 2026-11-29: ray::DashboardAgent and ray::RuntimeEnvAgent left
+    running). Linux lists a thread's children in /proc; elsewhere, no wait."""
+    path = f"/proc/self/task/{threading.get_native_id()}/children"
+    while time.monotonic() < deadline:
+        try:
+            with open(path) as f:
+                pids = f.read().split()
+        except OSError:
+            return
+        if not any(_running(pid) for pid in pids):
+            return
+        time.sleep(KEEPER_POLL)
+
+
+def _running(pid: str) -> bool:
+    """The process exists and is no zombie (an exited child nobody reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _shutdown_ray(runtime: _StartedRuntime) -> None:
+    """``ray.shutdown()``; with a keeper, waiting until Ray's processes exited
+    (``wait_for_processes``, Ray 2.60: the keeper can end at once after it)."""
+    if runtime.keeper is not None and "wait_for_processes" in inspect.signature(ray.shutdown).parameters:
+        ray.shutdown(wait_for_processes=True)
+    else:
+        ray.shutdown()
+
+
+def _end_keeper(runtime: _StartedRuntime) -> None:
+    """Let the keeper of an ended runtime return (bounded: it checks every
+    ``KEEPER_POLL`` s)."""
+    if runtime.keeper is None:
+        return
+    end, keeper = runtime.keeper
+    end.set()
+    if keeper is not threading.current_thread():
+        keeper.join(5 * KEEPER_POLL)
 
 
 def release(lease: RuntimeLease, shutdown_ray: bool = False) -> None:
@@ -143,9 +237,10 @@ def release(lease: RuntimeLease, shutdown_ray: bool = False) -> None:
             )
             return
         _started = None
-        if runtime_identity() != runtime.identity:
-            return
         try:
-            ray.shutdown()
+            if runtime_identity() == runtime.identity:
+                _shutdown_ray(runtime)
         except Exception:  # pragma: no cover - defensive
             logger.warning("%s: ray.shutdown() failed", lease.component, exc_info=True)
+        finally:
+            _end_keeper(runtime)

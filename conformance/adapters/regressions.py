@@ -501,6 +501,22 @@ def _kill_allows_restart(base):
     return Collector
 
 
+def _ray_started_in_calling_thread(base):
+    class Component(base):
+        def _acquire(self, ray_init_config):
+            from impl import runtime
+
+            start = runtime._start_ray
+            # ray.init() wherever the constructor runs: no thread kept for Ray's processes
+            runtime._start_ray = lambda config: ray.init(**config)
+            try:
+                super()._acquire(ray_init_config)
+            finally:
+                runtime._start_ray = start
+
+    return Component
+
+
 def _capacity_zero_accepted(base):
     class Buffer(base):
         def __init__(self, capacity, *args, **kwargs):
@@ -1925,6 +1941,23 @@ REGRESSIONS = {r.id: r for r in (
         "tree 300f2f5, `collected_frames = 1`)",
         (Catch("exhaustion/*/user/one-frame-batches", "fail", ("batch_counts",)),),
         {"collector": _frames_counted_from_one},
+    ),
+    Regression(
+        "ray-started-in-calling-thread",
+        "a constructor that finds Ray down calls ray.init() in the thread it runs in: built "
+        "from a thread that then ends (a thread pool's worker), Ray's processes die with that "
+        "thread, the next call hangs 60 s and the process exits 1",
+        "ray.init() taken to be process-wide: Ray starts the GCS and the raylet with "
+        "PR_SET_PDEATHSIG, which Linux sends when the thread that started them ends (found "
+        "by built_in_thread, 2026-11-29: the reference itself did this)",
+        # the scenario's next Ray call waits for the dead GCS: Ray gives up after
+        # 60 s and ends the process (68 s in all, measured 2026-11-29)
+        (Catch("built_in_thread/local/impl/all", "crash", ("no_crash",)),),
+        {"buffer": _ray_started_in_calling_thread, "collector": _ray_started_in_calling_thread,
+         "evaluator": _ray_started_in_calling_thread},
+        # on multinode the constructor's ray.init connects to the cluster: no process
+        # of its own, nothing to die with the thread
+        fixtures=("local",),
     ),
     Regression(
         "weights-not-acknowledged",

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.catalog.build import ALL, components_of
+from conformance.catalog.built_in_thread import built_in_thread
 from conformance.catalog.families import FAMILIES as SINGLE_INSTANCE
 from conformance.catalog.instances import instances
 from conformance.catalog.sweep import sweep
@@ -11,8 +12,10 @@ from conformance.ops.scenario import OWNERS, Scenario
 
 PROFILES = ("quick", "full")
 #: every family: one component of each kind (``families``), several at once
-#: (``instances``) and one after another in one driver (``sweep``)
-FAMILIES = {**SINGLE_INSTANCE, "instances": instances, "sweep": sweep}
+#: (``instances``), one after another in one driver (``sweep``), built from a
+#: thread that ends (``built_in_thread``)
+FAMILIES = {**SINGLE_INSTANCE, "instances": instances, "sweep": sweep,
+            "built_in_thread": built_in_thread}
 
 
 def scenarios(fixtures=("local", "multinode"), profile: str = "full",

@@ -32,6 +32,10 @@ QUICK_ON_LOCAL = {
         "background-thread-unguarded: the thread restarts a local runtime (caught in 6 of 6 "
         "local runs, 3 of 6 multinode: regressions.py)",
     # the implementation's own runtime is a local one only on this fixture
+    "built_in_thread/impl/all":
+        "a runtime the implementation starts from a thread of the user's that then ends: "
+        "Ray's processes die with that thread (PR_SET_PDEATHSIG, Linux); on multinode the "
+        "constructor's ray.init connects and starts no process",
     "order/impl/collector(shutdown_ray)>evaluator>buffer":
         "deferred-shutdown-forgotten: owned_runtime_ended reads, here, the processes of the "
         "runtime the implementation started (on multinode, the actors its job left)",

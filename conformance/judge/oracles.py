@@ -830,13 +830,38 @@ def _touched(r: dict, comp: str, aid: str, was: str, st: dict) -> list[Finding]:
     return []
 
 
+def runtime_threads(run: Run) -> dict:
+    """Thread key -> the Ray runtime it belongs to: a thread first seen after
+    the build that started that runtime (none ran before the build, one runs
+    after it). It may live as long as that runtime, not only as long as the
+    component: a thread that keeps Ray's processes alive when Ray was started
+    from a thread of the user's that ends (Linux's PR_SET_PDEATHSIG is per
+    thread: ``built_in_thread``)."""
+    out, seen = {}, set()
+    ray_before = (run.history.setup or {}).get("ray")
+    for r in run.history.ops:
+        probe = r.get("probe") or {}
+        ray_now = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
+        started = ray_before is None and ray_now not in (None, "?") \
+            and r["op"]["verb"] == "construct"
+        for t in probe.get("threads") or []:
+            if t["key"] not in seen and started:
+                out[t["key"]] = ray_now
+            seen.add(t["key"])
+        ray_before = ray_now
+    return out
+
+
 def threads_joined(run: Run) -> list[Finding]:
     """A component's teardown joins the threads it started: read in the probe
     right after that teardown (a thread seen first after an op on component C
     is C's, whatever module runs it; the driver records neither the
-    harness's threads nor Ray's own, ``conformance.ops.threads``)."""
+    harness's threads nor Ray's own, ``conformance.ops.threads``). A thread
+    of the runtime a build started (``runtime_threads``) is not the
+    component's: ``no_leftover_thread`` judges it with its runtime."""
     out = []
     owner: dict = {}
+    of_runtime = runtime_threads(run)
     for r in run.history.ops:
         probe = r.get("probe") or {}
         threads = probe.get("threads")
@@ -846,7 +871,7 @@ def threads_joined(run: Run) -> list[Finding]:
                     c == target for c in owner.values()):
                 out.append(probe_of(r, "threads"))
             continue
-        live = {t["key"]: t for t in threads}
+        live = {t["key"]: t for t in threads if t["key"] not in of_runtime}
         for key in live:
             if key not in owner and target and r["op"]["verb"] != "teardown":
                 owner[key] = target
@@ -2311,7 +2336,9 @@ def _leftover_threads(threads, found) -> list[Finding]:
 
 def no_leftover_thread(run: Run) -> list[Finding]:
     """Once every component is torn down, no thread of the implementation
-    runs: at the end, and between two generations of a sweep (``check_clean``)."""
+    runs: at the end, and between two generations of a sweep (``check_clean``).
+    A thread of a runtime a build started (``runtime_threads``) may run as
+    long as that runtime does (the final probe's), no longer."""
     out = []
     for r in _clean_checks(run):
         out += _leftover_threads(r["result"].get("threads") or [],
@@ -2321,6 +2348,8 @@ def no_leftover_thread(run: Run) -> list[Finding]:
     threads = final_of(run, "threads")
     if unobserved(threads):
         return out + [threads]
+    of_runtime, ray_now = runtime_threads(run), run.history.final.get("ray")
+    threads = [t for t in threads if ray_now is None or of_runtime.get(t.get("key")) != ray_now]
     return out + _leftover_threads(threads, lambda text: in_run(text, final_time(run)))
 
 

@@ -30,7 +30,7 @@ from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
 from conformance.ops.samples import sampled_rows
 from conformance.ops.transitions import batch_steps
-from fixtures.harness_threads import start_harness_thread
+from fixtures.harness_threads import call_within, start_harness_thread
 from conformance.ops.targets import actor_name, at_once, kind_of, writes_into
 
 IMPL, HARNESS = "impl", "harness"
@@ -325,13 +325,27 @@ def _policy_helpers(ops) -> list:
             "env id), total_frames: this "
             "instance's, fill: its actors take all the CPUs of their node, policy: "
             "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
-            "actors created with max_restarts=N)", _may_fail,
+            "actors created with max_restarts=N; thread: True, built from a thread of the "
+            "user's that ends once the build returned, as a thread pool's worker or "
+            "asyncio.to_thread's does)", _may_fail,
       needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True, builds=True,
       script_header=lambda ops: _policy_helpers([o for o in ops if o.args.get("policy")]),
       walk=WalkRule(_construct_proposals, _constructed))
 def construct(ctx, op):
+    if op.args.get("thread"):
+        # Ray's processes started from a thread die when that thread ends (Linux's
+        # PR_SET_PDEATHSIG is per thread): an ended thread is what the build must outlive
+        call_within(lambda: _construct(ctx, op), deadline_of(op, ctx.adapter, ctx.spec),
+                    "rlc-user-build-thread")
+    else:
+        _construct(ctx, op)
+    ctx.note_ray_started()
+    return {}  # the probe after it records the actors it created
+
+
+def _construct(ctx, op) -> None:
     spec = _spec_for(ctx, op)
     adapter = ctx.adapter
     kind = kind_of(op.target)
@@ -349,8 +363,6 @@ def construct(ctx, op):
     else:
         obj = adapter.make_evaluator(spec)
     ctx.objects[op.target] = obj
-    ctx.note_ray_started()
-    return {}  # the probe after it records the actors it created
 
 
 def frames_of(batch) -> int | None:

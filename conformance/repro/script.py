@@ -160,6 +160,10 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
         keep = [f"{var} = {kind}"] if var != kind else []
         lines = ([f"global {var}"] + lines + keep
                  + [f"return _record({op.target!r}, {adapter.script_actors(kind)})"])
+        if op.args.get("thread"):
+            lines = ["def _build():  # run in a thread of the user's that ends once it returned",
+                     *[f"    {line}" if line else "" for line in lines],
+                     "return _in_ending_thread(_build)"]
     return aliases(op, scenario) + lines
 
 
@@ -184,6 +188,26 @@ class Unsupported(Exception):
 def _qualname(exc):
     t = type(exc)
     return f"{t.__module__}.{t.__qualname__}"
+
+
+def _in_ending_thread(fn):
+    """fn() in a thread that ends once it returned (as a thread pool's worker
+    or asyncio.to_thread's does when its pool shuts down): its result, or its
+    error raised here."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="user-build-thread")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _record(component, handles):

@@ -101,8 +101,9 @@ def test_features_components_and_catalog(adapter):
     # first actor, whose ready actor's batches must not wait for it; a healthy collector
     # torn down under half a second (teardown_timeout: skipped, above), and one whose env's
     # close() takes 1.5 s under a bound of 4 s, torn down once and by two threads at once
-    # (skipped too)
-    assert len(quick) == 60
+    # (skipped too); the collector built from a thread that ends, on the implementation's
+    # runtime (local) and the user's (multinode)
+    assert len(quick) == 62
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

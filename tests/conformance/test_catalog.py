@@ -120,7 +120,8 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                                "~no-evaluator"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
-                                          "defaults", "walk", "signals", "sweep", "env_helper"}
+                                          "defaults", "walk", "signals", "sweep", "env_helper",
+                                          "built_in_thread"}
     for s in subset:
         assert catalog.find(s.id) == s
     quick_ids = {s.id for s in catalog.scenarios(("multinode",), "quick", components=two)}

@@ -826,6 +826,26 @@ def test_a_thread_still_running_right_after_its_components_teardown_fails():
         "running right after its teardown returned"]
 
 
+def test_a_thread_of_the_build_that_started_ray_is_the_runtimes_not_the_components():
+    """built_in_thread: Ray started from a thread that ends is kept alive by a
+    thread of the implementation's, first seen after the build that started
+    Ray; the component's teardown need not join it (the runtime outlives it)."""
+    keeper = {"key": "T3", "name": "impl-ray-keeper", "module": "impl.runtime"}
+    recs = [end(0, "construct", "buffer", probe={"ray": RAY, "threads": [keeper]}),
+            end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": RAY, "threads": [keeper]})]
+    assert "threads_joined" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    # on a runtime that ran before the build, that thread is the buffer's
+    assert judge(run_of(recs))["threads_joined"] == [
+        "op 1 (teardown buffer): thread impl-ray-keeper (impl.runtime) of the buffer still "
+        "running right after its teardown returned"]
+    # at the end it may run as long as its runtime does, no longer
+    kept = {**FINAL, "threads": [keeper]}
+    assert "no_leftover_thread" not in judge(run_of([*recs, kept], owner="impl", ray_at_setup=None))
+    ended = {**FINAL, "ray": None, "threads": [keeper]}
+    assert judge(run_of([*recs, ended], owner="impl", ray_at_setup=None))["no_leftover_thread"] == [
+        "thread impl-ray-keeper (impl.runtime) still running after teardown"]
+
+
 # -- probes fail closed -------------------------------------------------------------
 
 def test_an_actor_state_the_gcs_did_not_give_is_unknown_and_an_error():

@@ -5,12 +5,15 @@ import threading
 
 import pytest
 import ray
+import torch
+from tensordict import TensorDict
 
 from impl import ActorNotReadyError, ComponentClosedError, RayCollector, RayEvalWorker, RayReplayBuffer
 from impl_support import READY_TIMEOUT, Sentinel, constant_policy_maker, ray_processes, threads_since, timed, \
     wait_until
 
 SMALL = {"num_cpus": 0.5}
+ROW = TensorDict(x=torch.zeros(3), batch_size=[3])
 
 
 def test_component_that_started_ray_shuts_it_down_only_on_request(own_ray):
@@ -23,6 +26,26 @@ def test_component_that_started_ray_shuts_it_down_only_on_request(own_ray):
     assert not col._lease.started_ray and col._lease.runtime_started_here
     col.shutdown(shutdown_ray=True)  # last holder of a runtime this library started
     assert not ray.is_initialized()
+
+
+def test_ray_started_from_a_thread_that_ends_outlives_it(own_ray):
+    """A build in a thread pool's worker starts Ray there: Ray's processes die
+    with the thread that started them (PR_SET_PDEATHSIG): the runtime must
+    outlive it, and end (its processes and the thread keeping them) on request."""
+    before = set(threading.enumerate())
+    built = []
+    worker = threading.Thread(target=lambda: built.append(RayReplayBuffer(
+        10, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT)))
+    worker.start()
+    worker.join()
+    rb = built[0]
+    assert rb._lease.started_ray and not worker.is_alive()
+    rb.extend(ROW)
+    assert len(rb) == 3  # answered after the thread that started Ray ended
+    rb.close(shutdown_ray=True)
+    assert not ray.is_initialized()
+    assert not ray_processes(), f"left after the shutdown: {ray_processes()}"
+    assert wait_until(lambda: not threads_since(before), timeout=2), threads_since(before)
 
 
 def test_ray_found_running_is_never_shut_down(own_ray):

@@ -1,0 +1,57 @@
+"""The ``built_in_thread`` family: components built from a thread of the user's that ends.
+
+A program that overlaps its components' start-up (each build waits for its
+actors) builds them in a thread pool or with ``asyncio.to_thread``; such a
+worker thread ends when its pool or loop is shut down, often right after the
+builds. The components must outlive that thread, and so must a Ray runtime a
+build started in it. On Linux that takes care: Ray starts its processes (the
+GCS, the raylet) with ``PR_SET_PDEATHSIG``, which the kernel sends when the
+*thread* that started them ends, not the process (prctl(2)). Measured with
+Ray 2.60.0 (2026-11-29): ``ray.init()`` in a ``threading.Thread`` that then
+returned, and the driver's next Ray call hung 60 s ("Failed to connect to
+GCS within 60 seconds") before the process exited 1.
+
+So the bug lives on the implementation's own runtime on the local fixture
+(``impl``: its constructor starts Ray there). On a runtime the user started,
+or on the multinode fixture's cluster (the constructor's ``ray.init``
+connects and starts no process), the thread's build is held to everything a
+build in the main thread is held to.
+"""
+from __future__ import annotations
+
+from conformance.catalog.build import ALL, build, teardowns, warm_up
+from conformance.catalog.families import make
+from conformance.ops.scenario import Op
+
+
+def _in_thread(ops) -> list[Op]:
+    """The construct ops of ``ops``, each built from a thread that then ends."""
+    return [Op(o.verb, o.target, {**o.args, "thread": True}) if o.verb == "construct" else o
+            for o in ops]
+
+
+def _ending_ray(ops) -> list[Op]:
+    """``ops`` with the last teardown asking to end Ray (``shutdown_ray``), as a
+    program done with Ray does: a thread the implementation keeps for as long
+    as the runtime it started (one way to outlive the build's thread) must
+    then end with it (``no_leftover_thread``, ``owned_runtime_ended``)."""
+    last = ops[-1]
+    return [*ops[:-1], Op(last.verb, last.target, {**last.args, "shutdown_ray": True})]
+
+
+def built_in_thread(fixture, owner, comps=ALL):
+    """Each component built from an ending thread, used and torn down from the
+    main thread; all of them, one thread each (quick: the implementation's own
+    runtime on local is the bug's home, the user's on multinode the common case);
+    on the implementation's runtime, also with that runtime ended at the end
+    (``shutdown_ray``: an implementation without it skips only that one)."""
+    order = tuple(c for c in ("collector", "buffer", "evaluator") if c in comps)
+    for comp in comps:
+        yield make("built_in_thread", fixture, owner, comp, [
+            *_in_thread(build(fixture, (comp,))), *warm_up((comp,)), *teardowns((comp,))])
+    everything = [*_in_thread(build(fixture, comps)), *warm_up(comps)]
+    yield make("built_in_thread", fixture, owner, "all", [*everything, *teardowns(order)],
+               quick=True, impl_quick=fixture == "local", built=comps)
+    if owner == "impl":
+        yield make("built_in_thread", fixture, owner, "all(shutdown_ray)",
+                   [*everything, *_ending_ray(teardowns(order))], built=comps)
