@@ -6,10 +6,13 @@ import numbers
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import ray
+
 from impl import calls
 from impl.actors import ReplayBufferActor
 from impl.batches import from_flat, to_flat
 from impl.component import RayComponent
+from impl.errors import ComponentClosedError
 
 if TYPE_CHECKING:  # the client is unpickled in actors without tensordict
     from tensordict import TensorDictBase
@@ -29,21 +32,30 @@ class RayReplayBufferClient:
     def extend(self, data: TensorDictBase | dict) -> int:
         """Write the rows of a TensorDict (or of a flat batch); returns how many
         (0 once this client was fenced off by its owner's shutdown)."""
-        return calls.get(calls.call(self._handle, "extend", to_flat(data), self.writer_id))
+        return self._ask("extend", to_flat(data), self.writer_id)
 
     def add(self, data: TensorDictBase) -> int:
         return self.extend(data.unsqueeze(0))
 
     def sample(self, batch_size: int | None = None) -> TensorDictBase:
         size = _batch_size(batch_size, self._batch_size)
-        return from_flat(calls.get(calls.call(self._handle, "sample", size)))
+        return from_flat(self._ask("sample", size))
 
     def __len__(self) -> int:
-        return calls.get(calls.call(self._handle, "length"))
+        return self._ask("length", called="len")
 
     @property
     def write_count(self) -> int:
-        return calls.get(calls.call(self._handle, "write_count"))
+        return self._ask("write_count")
+
+    def _ask(self, method: str, *args: Any, called: str | None = None) -> Any:
+        """The buffer actor's ``method``; ComponentClosedError once Ray is down
+        (the user's ``ray.shutdown()`` ended the buffer with it: Ray's own error
+        there is ``AttributeError: 'Worker' object has no attribute
+        'core_worker'``, Ray 2.60.0, measured 2026-11-28)."""
+        if not ray.is_initialized():
+            raise ComponentClosedError(type(self).__name__, called or method, "its Ray runtime was shut down")
+        return calls.get(calls.call(self._handle, method, *args))
 
 
 class RayReplayBuffer(RayComponent):

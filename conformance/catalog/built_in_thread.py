@@ -19,7 +19,7 @@ build in the main thread is held to.
 """
 from __future__ import annotations
 
-from conformance.catalog.build import ALL, build, teardowns, warm_up
+from conformance.catalog.build import ALL, build, op, teardowns, warm_up
 from conformance.catalog.families import make
 from conformance.ops.scenario import Op
 
@@ -49,6 +49,15 @@ def built_in_thread(fixture, owner, comps=ALL):
     for comp in comps:
         yield make("built_in_thread", fixture, owner, comp, [
             *_in_thread(build(fixture, (comp,))), *warm_up((comp,)), *teardowns((comp,))])
+    if len(comps) > 1:
+        # every component at once, each from its thread (a thread pool's map over the
+        # constructors, to overlap their actors' start-up): on the implementation's
+        # runtime, every constructor finds Ray down at the same moment
+        at_once = [Op(o.verb, o.target, {**o.args, "wait": False})
+                   for o in _in_thread(build(fixture, comps, buffer_mode=False))]
+        yield make("built_in_thread", fixture, owner, "all-at-once", [
+            *at_once, *(op("join_build", o.target) for o in at_once), *warm_up(comps),
+            *teardowns(order)], quick=True, impl_quick=fixture == "local", built=comps)
     everything = [*_in_thread(build(fixture, comps)), *warm_up(comps)]
     yield make("built_in_thread", fixture, owner, "all", [*everything, *teardowns(order)],
                quick=True, impl_quick=fixture == "local", built=comps)

@@ -36,6 +36,9 @@ QUICK_ON_LOCAL = {
         "a runtime the implementation starts from a thread of the user's that then ends: "
         "Ray's processes die with that thread (PR_SET_PDEATHSIG, Linux); on multinode the "
         "constructor's ray.init connects and starts no process",
+    "built_in_thread/impl/all-at-once":
+        "every constructor finds Ray down at the same moment, each in its own thread: one of "
+        "them starts the runtime the others join (on multinode each one connects)",
     "order/impl/collector(shutdown_ray)>evaluator>buffer":
         "deferred-shutdown-forgotten: owned_runtime_ended reads, here, the processes of the "
         "runtime the implementation started (on multinode, the actors its job left)",

@@ -843,7 +843,7 @@ def runtime_threads(run: Run) -> dict:
         probe = r.get("probe") or {}
         ray_now = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
         started = ray_before is None and ray_now not in (None, "?") \
-            and r["op"]["verb"] == "construct"
+            and getattr(VERBS.get(r["op"]["verb"]), "builds", False)
         for t in probe.get("threads") or []:
             if t["key"] not in seen and started:
                 out[t["key"]] = ray_now
@@ -1366,10 +1366,27 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     return out
 
 
+def builds_running(run: Run) -> set:
+    """The indices of the ops during which a build left running
+    (``construct(thread=True, wait=False)``) may still run: from that op to
+    its ``join_build``: a constructor that finds Ray down may start it then."""
+    out, started = set(), {}
+    for r in run.history.ops:
+        op = r["op"]
+        if op["verb"] == "construct" and (op.get("args") or {}).get("wait") is False:
+            started[op.get("target")] = r["i"]
+        elif op["verb"] == "join_build" and op.get("target") in started:
+            out.update(range(started.pop(op.get("target")), r["i"] + 1))
+    for i in started.values():  # never joined (the run ended first): to the end
+        out.update(range(i, len(run.scenario.ops)))
+    return out
+
+
 def no_ray_restart(run: Run) -> list[Finding]:
     """No call starts or restarts a Ray runtime, except a constructor that
-    finds none running (the implementation then owns it; once) and the
-    user's own restart (``ray_restart``).
+    finds none running (the implementation then owns it; once; a build left
+    running, ``builds_running``, while it runs) and the user's own restart
+    (``ray_restart``).
 
     Judged during each op, from every start the driver saw
     (``runtime_changes``: a runtime started and shut down again within one op
@@ -1383,7 +1400,7 @@ def no_ray_restart(run: Run) -> list[Finding]:
         probe = r.get("probe") or {}
         before = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
     changes = runtime_changes(run)
-    explained, started_in = set(), set()
+    explained, started_in, building = set(), set(), builds_running(run)
     for c in changes:
         if c["kind"] != "start":
             continue
@@ -1396,8 +1413,9 @@ def no_ray_restart(run: Run) -> list[Finding]:
             out.append(_change(run, c, f"started a Ray runtime ({c['identity']}); whether "
                                        "one ran before is not known", unknown=True))
             continue
-        allowed = ((r.get("op") or {}).get("verb") == "construct" and prior is None
-                   and c["i"] not in started_in)
+        during = c["i"] if c["i"] is not None else c["last"]  # between ops: the one before
+        allowed = ((r.get("op") or {}).get("verb") == "construct" or during in building) \
+            and prior is None and c["i"] not in started_in
         started_in.add(c["i"])
         if not allowed:
             again = c["i"] is not None and any(
@@ -1417,7 +1435,8 @@ def no_ray_restart(run: Run) -> list[Finding]:
             known = False
             continue
         if known and after and after != before and r["i"] not in explained:
-            may_start = (r["op"]["verb"] == "construct" and before is None) or (
+            may_start = ((r["op"]["verb"] == "construct" or r["i"] in building)
+                         and before is None) or (
                 r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
                 why = "started a Ray runtime" if before is None else "restarted Ray"

@@ -48,6 +48,25 @@ class Op:
         return f"{self.verb}{tgt}" + (f"({args})" if args else "")
 
 
+def _check_builds_joined(ops) -> None:
+    """A build left running (``construct(thread=True, wait=False)``) is joined
+    (``join_build``) before any other op on its target, and by the end."""
+    running: set = set()
+    for op in ops:
+        if op.verb == "construct" and op.args.get("wait") is False:
+            if not op.args.get("thread"):
+                raise ValueError(f"{op}: wait=False needs thread=True (the build's own thread)")
+            running.add(op.target)
+        elif op.verb == "join_build":
+            if op.target not in running:
+                raise ValueError(f"{op}: no build of {op.target} left running to join")
+            running.discard(op.target)
+        elif op.target in running:
+            raise ValueError(f"{op}: {op.target} is still being built (join_build it first)")
+    if running:
+        raise ValueError(f"builds never joined: {sorted(running)}")
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A named list of operations, run on one fixture under one ownership case.
@@ -72,6 +91,7 @@ class Scenario:
             raise ValueError(f"unknown fixture {self.fixture!r}; valid: {FIXTURES}")
         if self.owner not in OWNERS:
             raise ValueError(f"unknown owner {self.owner!r}; valid: {OWNERS}")
+        _check_builds_joined(self.ops)
 
     @property
     def id(self) -> str:

@@ -327,13 +327,26 @@ def _policy_helpers(ops) -> list:
             "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
             "actors created with max_restarts=N; thread: True, built from a thread of the "
             "user's that ends once the build returned, as a thread pool's worker or "
-            "asyncio.to_thread's does)", _may_fail,
+            "asyncio.to_thread's does; with wait=False the op only starts that thread, so the "
+            "next ops' builds run at once with it, and join_build waits for it)", _may_fail,
       needs=_construct_needs,
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True, builds=True,
       script_header=lambda ops: _policy_helpers([o for o in ops if o.args.get("policy")]),
       walk=WalkRule(_construct_proposals, _constructed))
 def construct(ctx, op):
+    if op.args.get("thread") and op.args.get("wait") is False:
+        box: dict = {}
+
+        def build():
+            try:
+                _construct(ctx, op)
+            except BaseException as exc:  # noqa: BLE001 - raised by join_build
+                box["error"] = exc
+
+        box["thread"] = start_harness_thread(build, f"rlc-user-build-{op.target}")
+        ctx.pending_builds[op.target] = box
+        return {"started": True}  # join_build's probe records the actors it created
     if op.args.get("thread"):
         # Ray's processes started from a thread die when that thread ends (Linux's
         # PR_SET_PDEATHSIG is per thread): an ended thread is what the build must outlive
@@ -343,6 +356,26 @@ def construct(ctx, op):
         _construct(ctx, op)
     ctx.note_ray_started()
     return {}  # the probe after it records the actors it created
+
+
+def _join_build_script(op, w) -> list[str]:
+    return [f"return _join_build({op.target!r})"]
+
+
+@verb(IMPL, "wait for the build that construct(thread=True, wait=False) started: the "
+            "builds started before it ran at once; its error is raised here",
+      deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
+      probes_actors=True, builds=True, script=_join_build_script)
+def join_build(ctx, op):
+    box = ctx.pending_builds.pop(op.target, None)
+    if box is None:
+        raise HarnessError(f"join_build {op.target}: no build of it was started with "
+                           "construct(thread=True, wait=False); the scenario is wrong")
+    box["thread"].join()
+    ctx.note_ray_started()
+    if "error" in box:
+        raise box["error"]
+    return {}  # the probe after it records the actors the build created
 
 
 def _construct(ctx, op) -> None:

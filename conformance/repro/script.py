@@ -161,9 +161,10 @@ def op_lines(op: Op, adapter, scenario: Scenario, spec: Spec) -> list[str] | Non
         lines = ([f"global {var}"] + lines + keep
                  + [f"return _record({op.target!r}, {adapter.script_actors(kind)})"])
         if op.args.get("thread"):
+            run = (f"return _start_build({op.target!r}, _build)  # join_build waits for it"
+                   if op.args.get("wait") is False else "return _in_ending_thread(_build)")
             lines = ["def _build():  # run in a thread of the user's that ends once it returned",
-                     *[f"    {line}" if line else "" for line in lines],
-                     "return _in_ending_thread(_build)"]
+                     *[f"    {line}" if line else "" for line in lines], run]
     return aliases(op, scenario) + lines
 
 
@@ -190,10 +191,12 @@ def _qualname(exc):
     return f"{t.__module__}.{t.__qualname__}"
 
 
-def _in_ending_thread(fn):
-    """fn() in a thread that ends once it returned (as a thread pool's worker
-    or asyncio.to_thread's does when its pool shuts down): its result, or its
-    error raised here."""
+_BUILDS = {}  # component -> [thread, outcome] of a build started by _start_build
+
+
+def _start_build(component, fn):
+    """fn() in a thread of its own, not waited for: the next builds run at once
+    with it (a thread pool's map over the constructors); _join_build waits."""
     box = {}
 
     def run():
@@ -202,12 +205,26 @@ def _in_ending_thread(fn):
         except BaseException as exc:
             box["error"] = exc
 
-    thread = threading.Thread(target=run, name="user-build-thread")
+    thread = threading.Thread(target=run, name=f"user-build-{component}")
     thread.start()
+    _BUILDS[component] = (thread, box)
+    return f"{component}: build started"
+
+
+def _join_build(component):
+    thread, box = _BUILDS.pop(component)
     thread.join()
     if "error" in box:
         raise box["error"]
     return box.get("value")
+
+
+def _in_ending_thread(fn):
+    """fn() in a thread that ends once it returned (as a thread pool's worker
+    or asyncio.to_thread's does when its pool shuts down): its result, or its
+    error raised here."""
+    _start_build("_waited", fn)
+    return _join_build("_waited")
 
 
 def _record(component, handles):

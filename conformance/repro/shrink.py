@@ -22,7 +22,8 @@ def shrink(scenario: Scenario, still_fails) -> Scenario:
 
     ``still_fails(candidate) -> bool`` runs the candidate (ddmin-style: try
     removing chunks of halving size, then single ops, until nothing goes;
-    first, every op of each further instance at once: ``collector.2``).
+    first, every op of each further instance at once: ``collector.2``, then
+    of each component).
     """
     ops = list(scenario.ops)
 
@@ -31,18 +32,27 @@ def shrink(scenario: Scenario, still_fails) -> Scenario:
                         variant=scenario.variant + "-shrunk", ops=tuple(kept),
                         spec=scenario.spec, requires=requirements(kept, scenario.spec), seed=scenario.seed)
 
+    def fails(kept) -> bool:
+        try:
+            smaller = candidate(kept)
+        except ValueError:  # not a scenario (a build left running, never joined): not tried
+            return False
+        return still_fails(smaller)
+
     # Whole instances first: a scenario of several instances of one kind
-    # often fails with one of them (collector.2) left out altogether.
-    for target in [t for t in scenario.components if t not in KINDS]:
+    # often fails with one of them (collector.2) left out altogether; then
+    # whole components (a build left running and its join go together).
+    further = [t for t in scenario.components if t not in KINDS]
+    for target in further + [t for t in scenario.components if t in KINDS]:
         kept = [o for o in ops if o.target != target]
-        if kept and len(kept) < len(ops) and still_fails(candidate(kept)):
+        if kept and len(kept) < len(ops) and fails(kept):
             ops = kept
     chunk = max(1, len(ops) // 2)
     while chunk >= 1:
         i, progressed = 0, False
         while i < len(ops):
             kept = ops[:i] + ops[i + chunk:]
-            if kept and still_fails(candidate(kept)):
+            if kept and fails(kept):
                 ops, progressed = kept, True
             else:
                 i += chunk

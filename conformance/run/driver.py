@@ -124,6 +124,8 @@ class Context:
         self.running_op: dict | None = None  # {"i", "verb"} while an op runs (armed kills)
         self.armed_kills: list = []  # kills waiting to land inside an op (verbs.kill `during`)
         self.occupiers: list = []  # harness actors holding the cluster's CPUs (verbs.occupy)
+        #: target -> a build still running in its thread (construct wait=False; verbs.join_build)
+        self.pending_builds: dict = {}
         self.last_known: dict = {}  # actor id -> last GCS record with a pid
         #: runtime identity -> the Ray processes below the driver while it ran
         #: (a local runtime the driver's process started; read after constructs)
@@ -518,7 +520,7 @@ def probe_after(ctx: Context, op: Op, status: str, baseline: list[dict],
     if ended is not None:
         probe["runtime_end"] = ended
     verb = verbs.VERBS[op.verb]
-    if verb.builds and status == "ok":
+    if verb.builds and status == "ok" and op.target in ctx.objects:  # not while it builds
         probe["created"] = ctx.describe_actors(op.target)
     if verb.probes_actors:
         # Wait for the component's actors to die, unless it owns none.

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conformance import catalog
 from conformance.catalog.build import ALL
 from conformance.catalog.quick_slots import LOCAL_ONLY_FAMILIES, QUICK_ON_LOCAL, quick_on
@@ -75,6 +77,28 @@ def test_shrink_keeps_only_the_ops_the_failure_needs():
 
     small = shrink(s, fails)
     assert [str(o) for o in small.ops] == ["construct buffer", "ray_shutdown", "teardown buffer"]
+
+
+def test_shrink_never_tries_a_build_left_running_without_its_join():
+    """A candidate that is no scenario (a build left running, never joined) is
+    not run: shrinking keeps the build with its join."""
+    ops = (Op("construct", "buffer", {"thread": True, "wait": False}),
+           Op("construct", "evaluator", {"thread": True, "wait": False}),
+           Op("join_build", "buffer"), Op("join_build", "evaluator"), Op("teardown", "buffer"),
+           Op("teardown", "evaluator"))
+    tried = []
+
+    def fails(c):  # the "bug": the buffer's build, whatever else ran
+        tried.append(c)
+        return any(o.verb == "construct" and o.target == "buffer" for o in c.ops)
+
+    small = shrink(Scenario("built_in_thread", "local", "impl", "t", ops), fails)
+    assert [str(o) for o in small.ops] == ["construct buffer(thread=True,wait=False)",
+                                          "join_build buffer"]
+    # every candidate run kept each build left running with its join
+    assert all(("join_build buffer" in {str(o) for o in c.ops})
+               == ("construct buffer(thread=True,wait=False)" in {str(o) for o in c.ops})
+               for c in tried)
 
 
 WALKS_AS_JSON = """
@@ -311,3 +335,29 @@ def test_a_start_that_is_to_fail_still_needs_the_background_feature():
     start-without-buffer (2026-11-27); the scenario is theirs to skip."""
     s = catalog.find("construction_failure/multinode/user/start-without-buffer")
     assert "background" in s.requires
+
+
+def test_a_build_left_running_is_joined_before_anything_else_touches_its_component():
+    """construct(thread=True, wait=False) only starts the build (the next builds
+    run at once with it): a scenario that uses the component before join_build,
+    or never joins it, is refused as data."""
+    start = Op("construct", "buffer", {"thread": True, "wait": False})
+
+    def scenario(*ops):
+        return Scenario("built_in_thread", "local", "user", "t", ops)
+
+    scenario(start, Op("join_build", "buffer"), Op("teardown", "buffer"))
+    with pytest.raises(ValueError, match="buffer is still being built"):
+        scenario(start, Op("teardown", "buffer"))
+    with pytest.raises(ValueError, match=r"builds never joined: \['buffer'\]"):
+        scenario(start)
+    with pytest.raises(ValueError, match="no build of buffer left running"):
+        scenario(Op("join_build", "buffer"))
+    with pytest.raises(ValueError, match="wait=False needs thread=True"):
+        scenario(Op("construct", "buffer", {"wait": False}), Op("join_build", "buffer"))
+    at_once = catalog.find("built_in_thread/multinode/user/all-at-once")
+    assert [str(o) for o in at_once.ops[:6]] == [
+        "construct buffer(place=node_b,thread=True,wait=False)",
+        "construct collector(place=node_a,sync=False,thread=True,wait=False)",
+        "construct evaluator(thread=True,wait=False)",
+        "join_build buffer", "join_build collector", "join_build evaluator"]

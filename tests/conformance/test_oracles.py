@@ -1340,6 +1340,24 @@ def test_one_start_by_a_constructor_without_a_runtime_and_the_user_s_own_are_all
     assert decide(run_of([*user, {**FINAL, "ray": OTHER}])) == ("pass", {}, {})
 
 
+def test_a_build_left_running_may_start_ray_until_it_is_joined():
+    """construct(thread=True, wait=False) starts a build that runs on beside the
+    next ops: its constructor, finding Ray down, may start it during any of
+    them up to its join_build, and no later op may."""
+    start = end(0, "construct", "buffer", args={"thread": True, "wait": False}, probe={"ray": None})
+    joined = [runtime(1, "ray.init", None, OTHER, thread="impl-ray-keeper"),
+              end(1, "join_build", "buffer", probe={"ray": OTHER})]
+    run = run_of([start, *joined, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
+    assert "no_ray_restart" not in judge(run)
+    late = [end(1, "join_build", "buffer", probe={"ray": None}),
+            runtime(2, "ray.init", None, OTHER, thread="impl-ray-keeper"),
+            end(2, "use", "buffer", probe={"ray": OTHER})]
+    run = run_of([start, *late, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
+    assert judge(run)["no_ray_restart"] == [
+        "op 2 (use buffer): ray.init() from thread impl-ray-keeper started a Ray runtime "
+        "(127.0.0.1:5/session_x/01000000)"]
+
+
 def test_a_runtime_process_started_around_ray_init_or_between_ops_fails_too():
     gcs = {"phase": "runtime", "i": 0, "last": 0, "process": "gcs_server", "pid": 77,
            "session": "session_y", "change": "appeared", "thread": "rlc-runtime-watch"}

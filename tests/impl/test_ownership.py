@@ -48,6 +48,24 @@ def test_ray_started_from_a_thread_that_ends_outlives_it(own_ray):
     assert wait_until(lambda: not threads_since(before), timeout=2), threads_since(before)
 
 
+def test_a_buffer_client_after_the_users_ray_shutdown_fails_clearly(own_ray):
+    """The client a collector writes through holds only the actor's handle: once
+    the user's ray.shutdown() ended the buffer, its calls raise
+    ComponentClosedError, not Ray's AttributeError about a missing core worker."""
+    ray.init(**own_ray)
+    rb = RayReplayBuffer(10, ready_timeout=READY_TIMEOUT)
+    client = rb.client()
+    assert client.extend(ROW) == 3
+    ray.shutdown()
+    for call, name in ((lambda: client.extend(ROW), "extend"), (lambda: len(client), "len"),
+                       (lambda: client.sample(2), "sample")):
+        with pytest.raises(ComponentClosedError, match=rf"RayReplayBufferClient is closed: {name}\(\) "
+                                                       "called after its Ray runtime was shut down"):
+            call()
+    assert not ray.is_initialized()  # no call started a runtime
+    rb.close()
+
+
 def test_ray_found_running_is_never_shut_down(own_ray):
     ray.init(**own_ray)
     sentinel = Sentinel.remote()
