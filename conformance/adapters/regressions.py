@@ -517,6 +517,21 @@ def _ray_started_in_calling_thread(base):
     return Component
 
 
+def _runtime_record_unlocked(base):
+    class Component(base):
+        def _acquire(self, ray_init_config):
+            import contextlib
+
+            from impl import runtime
+
+            # the record of who started Ray, checked and written with no lock: two
+            # constructors at once both find Ray down and both call ray.init()
+            runtime._lock = contextlib.nullcontext()
+            super()._acquire(ray_init_config)
+
+    return Component
+
+
 def _capacity_zero_accepted(base):
     class Buffer(base):
         def __init__(self, capacity, *args, **kwargs):
@@ -1957,6 +1972,21 @@ REGRESSIONS = {r.id: r for r in (
          "evaluator": _ray_started_in_calling_thread},
         # on multinode the constructor's ray.init connects to the cluster: no process
         # of its own, nothing to die with the thread
+        fixtures=("local",),
+    ),
+    Regression(
+        "runtime-record-unlocked",
+        "the constructors' check that Ray runs and their ray.init() are not under one lock: "
+        "components built at once from several threads, with Ray down, each start Ray",
+        "a check-then-act on process-wide state written as if constructors ran one at a time "
+        "(mutation analysis: survivor impl/runtime.py:101, DropLock, of tree 9202608, killed "
+        "by built_in_thread/*/impl/all-at-once)",
+        (Catch("built_in_thread/local/impl/all-at-once", "fail",
+               ("calls_succeed", "no_leftover_process", "no_ray_restart")),),
+        {"buffer": _runtime_record_unlocked, "collector": _runtime_record_unlocked,
+         "evaluator": _runtime_record_unlocked},
+        # on multinode each constructor's ray.init connects: a second connect fails
+        # too, but starts no runtime (not measured as a catch)
         fixtures=("local",),
     ),
     Regression(
