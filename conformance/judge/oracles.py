@@ -270,7 +270,25 @@ def no_crash(run: Run) -> list[Finding]:
         if "Check failed" in line:
             out.append(in_run(f"stderr: {line.strip()[:300]}"))
             break
+    if out:
+        out.extend(_gcs_lost(run))
     return out
+
+
+def _gcs_lost(run: Run) -> list[Finding]:
+    """Why a driver that lost its GCS exited: Ray's "Failed to connect to GCS
+    within 60 seconds" ends the process (exit code 1, Ray 2.60.0); after a
+    build from a thread that ended (``construct(thread=True)``), the cause is
+    that thread's end (measured 2026-11-29: ``built_in_thread``)."""
+    line = next((x.strip() for x in run.stderr.splitlines() if "Failed to connect to GCS" in x), None)
+    if line is None:
+        return []
+    text = f"stderr: {line[line.find('Failed'):][:120]}"
+    if any(o.verb == "construct" and o.args.get("thread") for o in run.scenario.ops):
+        text += (" (a component was built from a thread that then ended: Ray's GCS and "
+                 "raylet die with the thread that started them, Linux's PR_SET_PDEATHSIG; "
+                 "start Ray from a thread that outlives the runtime)")
+    return [in_run(text)]
 
 
 def no_hang(run: Run) -> list[Finding]:
@@ -1366,19 +1384,21 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     return out
 
 
-def builds_running(run: Run) -> set:
-    """The indices of the ops during which a build left running
-    (``construct(thread=True, wait=False)``) may still run: from that op to
-    its ``join_build``: a constructor that finds Ray down may start it then."""
-    out, started = set(), {}
+def builds_running(run: Run) -> dict:
+    """Op index -> the index of the op that started a build left running
+    (``construct(thread=True, wait=False)``) that may still run during it:
+    from that op to its ``join_build``. A constructor that finds Ray down may
+    start it then (the probes between may already show it)."""
+    out, started = {}, {}
     for r in run.history.ops:
         op = r["op"]
         if op["verb"] == "construct" and (op.get("args") or {}).get("wait") is False:
             started[op.get("target")] = r["i"]
         elif op["verb"] == "join_build" and op.get("target") in started:
-            out.update(range(started.pop(op.get("target")), r["i"] + 1))
-    for i in started.values():  # never joined (the run ended first): to the end
-        out.update(range(i, len(run.scenario.ops)))
+            first = started.pop(op.get("target"))
+            out.update({i: min(first, out.get(i, first)) for i in range(first, r["i"] + 1)})
+    for first in started.values():  # never joined (the run ended first): to the end
+        out.update({i: min(first, out.get(i, first)) for i in range(first, len(run.scenario.ops))})
     return out
 
 
@@ -1414,6 +1434,8 @@ def no_ray_restart(run: Run) -> list[Finding]:
                                        "one ran before is not known", unknown=True))
             continue
         during = c["i"] if c["i"] is not None else c["last"]  # between ops: the one before
+        if during in building:  # a build left running: Ray as it was when that build began
+            prior = before_op.get(building[during])
         allowed = ((r.get("op") or {}).get("verb") == "construct" or during in building) \
             and prior is None and c["i"] not in started_in
         started_in.add(c["i"])
@@ -1435,8 +1457,8 @@ def no_ray_restart(run: Run) -> list[Finding]:
             known = False
             continue
         if known and after and after != before and r["i"] not in explained:
-            may_start = ((r["op"]["verb"] == "construct" or r["i"] in building)
-                         and before is None) or (
+            may_start = (r["op"]["verb"] == "construct" and before is None) or (
+                r["i"] in building and before_op.get(building[r["i"]]) is None) or (
                 r["op"]["verb"] == "ray_restart" and r["status"] == "ok")
             if not may_start:
                 why = "started a Ray runtime" if before is None else "restarted Ray"

@@ -1340,6 +1340,20 @@ def test_one_start_by_a_constructor_without_a_runtime_and_the_user_s_own_are_all
     assert decide(run_of([*user, {**FINAL, "ray": OTHER}])) == ("pass", {}, {})
 
 
+def test_a_driver_that_lost_its_gcs_after_a_build_in_an_ending_thread_says_why():
+    gcs = ("[2026-11-29 00:21:41,413 E 7481 7683] rpc_client.h:204: Failed to connect to GCS "
+           "within 60 seconds. GCS may have been killed.\n")
+    built = end(0, "construct", "buffer", args={"thread": True})
+    crashed = run_of([built], complete=False, exit_code=1, stderr=gcs)
+    assert judge(crashed)["no_crash"][1] == (
+        "stderr: Failed to connect to GCS within 60 seconds. GCS may have been killed. (a "
+        "component was built from a thread that then ended: Ray's GCS and raylet die with the "
+        "thread that started them, Linux's PR_SET_PDEATHSIG; start Ray from a thread that "
+        "outlives the runtime)")
+    # the same line in a run that did not crash is no finding
+    assert "no_crash" not in judge(run_of([built], stderr=gcs))
+
+
 def test_a_build_left_running_may_start_ray_until_it_is_joined():
     """construct(thread=True, wait=False) starts a build that runs on beside the
     next ops: its constructor, finding Ray down, may start it during any of
@@ -1348,6 +1362,15 @@ def test_a_build_left_running_may_start_ray_until_it_is_joined():
     joined = [runtime(1, "ray.init", None, OTHER, thread="impl-ray-keeper"),
               end(1, "join_build", "buffer", probe={"ray": OTHER})]
     run = run_of([start, *joined, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
+    assert "no_ray_restart" not in judge(run)
+    # the build's ray.init() landed as the next op began: that op's probe before it
+    # already saw the runtime (torchrl 0.14.1's buffer, 2026-11-29): still the build's
+    seen_early = [end(1, "construct", "evaluator", args={"thread": True, "wait": False},
+                      probe={"ray": OTHER}),
+                  runtime(2, "ray.init", None, OTHER, thread="rlc-user-build-buffer"),
+                  end(2, "join_build", "buffer", probe={"ray": OTHER}),
+                  end(3, "join_build", "evaluator", probe={"ray": OTHER})]
+    run = run_of([start, *seen_early, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
     assert "no_ray_restart" not in judge(run)
     late = [end(1, "join_build", "buffer", probe={"ray": None}),
             runtime(2, "ray.init", None, OTHER, thread="impl-ray-keeper"),
