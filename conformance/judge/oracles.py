@@ -283,7 +283,7 @@ def _gcs_lost(run: Run) -> list[Finding]:
     line = next((x.strip() for x in run.stderr.splitlines() if "Failed to connect to GCS" in x), None)
     if line is None:
         return []
-    text = f"stderr: {line[line.find('Failed'):][:120]}"
+    text = f"stderr: {line[line.find('Failed'):].split('. ')[0][:120]}"  # its first sentence
     if any(o.verb == "construct" and o.args.get("thread") for o in run.scenario.ops):
         text += (" (a component was built from a thread that then ended: Ray's GCS and "
                  "raylet die with the thread that started them, Linux's PR_SET_PDEATHSIG; "
