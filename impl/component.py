@@ -302,8 +302,9 @@ class RayComponent:
             return
         if actors:
             # the undo of a build that gave up on its actors: a never-started actor
-            # answers neither (2.5 s of waits for nothing, measured 2026-11-28: a build
-            # with the default ready_timeout 30 s gave up after 32.5 s) and holds nothing
+            # answers neither call, which queue behind its creation (2.5 s of waits for
+            # nothing, measured 2026-11-28: a build with the default ready_timeout 30 s
+            # gave up after 32.5 s); what it may hold is not read (it was not before either)
             started = [h for h in actors if all(h is not u for u in self._unstarted)]
             if not self._graceful_tried:
                 self._graceful_tried = True  # an interrupt here skips it on resume

@@ -48,8 +48,8 @@ class _StartedRuntime:
     identity: tuple
     holders: set = field(default_factory=set)
     shutdown_requested: bool = False
-    #: the thread that started it from a thread other than the main one, and
-    #: the event that ends it (``_start_ray``); None: started in the main thread
+    #: ``(event that ends it, thread)``: the keeper that started it, from a
+    #: thread other than the main one (``_start_ray``); None: the main thread did
     keeper: tuple | None = None
 
 
@@ -140,13 +140,14 @@ def _start_ray(config: dict) -> tuple | None:
     def keep() -> None:
         try:
             ray.init(**config)
-            box["identity"] = runtime_identity()
         except BaseException as exc:  # raised in the caller
             box["error"] = exc
             return
         finally:
             started.set()
-        while not end.wait(KEEPER_POLL) and runtime_identity() == box["identity"]:
+        # until the runtime ends: a flag's read, no call into Ray's core worker,
+        # which a ray.shutdown() in another thread may be tearing down
+        while not end.wait(KEEPER_POLL) and ray.is_initialized():
             pass
         _outlive_children(time.monotonic() + CHILDREN_WAIT)
 
@@ -203,7 +204,7 @@ def _end_keeper(runtime: _StartedRuntime) -> None:
     end, keeper = runtime.keeper
     end.set()
     if keeper is not threading.current_thread():
-        keeper.join(5 * KEEPER_POLL)
+        keeper.join(CHILDREN_WAIT + 2 * KEEPER_POLL)  # it outlives the runtime's processes
 
 
 def release(lease: RuntimeLease, shutdown_ray: bool = False) -> None:

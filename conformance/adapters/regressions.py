@@ -506,13 +506,12 @@ def _ray_started_in_calling_thread(base):
         def _acquire(self, ray_init_config):
             from impl import runtime
 
-            start = runtime._start_ray
-            # ray.init() wherever the constructor runs: no thread kept for Ray's processes
-            runtime._start_ray = lambda config: ray.init(**config)
-            try:
-                super()._acquire(ray_init_config)
-            finally:
-                runtime._start_ray = start
+            def start_here(config):
+                ray.init(**config)  # wherever the constructor runs: no thread kept for Ray
+                return None  # no keeper
+
+            runtime._start_ray = start_here  # this driver's constructors, from now on
+            super()._acquire(ray_init_config)
 
     return Component
 
@@ -520,13 +519,17 @@ def _ray_started_in_calling_thread(base):
 def _runtime_record_unlocked(base):
     class Component(base):
         def _acquire(self, ray_init_config):
-            import contextlib
-
             from impl import runtime
 
-            # the record of who started Ray, checked and written with no lock: two
-            # constructors at once both find Ray down and both call ray.init()
-            runtime._lock = contextlib.nullcontext()
+            # acquire()'s check that Ray runs and its ray.init(), with no lock around
+            # them (release() keeps its own): builds at once from several threads
+            # each find Ray down and each start it
+            if not ray.is_initialized():
+                config = {**runtime.DEFAULT_RAY_INIT_CONFIG, **(ray_init_config or {})}
+                keeper = runtime._start_ray(config)
+                with runtime._lock:
+                    runtime._started = runtime._StartedRuntime(runtime.runtime_identity(),
+                                                               keeper=keeper)
             super()._acquire(ray_init_config)
 
     return Component

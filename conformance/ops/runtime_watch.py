@@ -36,6 +36,7 @@ import os
 import threading
 import time
 
+from conformance.ops.threads import thread_key
 from fixtures.harness_threads import start_harness_thread
 
 #: seconds between two reads of the driver's child processes; a local
@@ -160,6 +161,7 @@ class RuntimeWatch:
         t = threading.current_thread()
         try:
             self.write({"phase": "runtime", "i": running, "last": last, "thread": t.name,
+                        "thread_key": thread_key(t),  # the key the probes' thread lists use
                         "main_thread": t is threading.main_thread(), **record})
         except Exception:  # noqa: BLE001 - never the implementation's problem
             pass

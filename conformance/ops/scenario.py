@@ -61,8 +61,9 @@ def _check_builds_joined(ops) -> None:
             if op.target not in running:
                 raise ValueError(f"{op}: no build of {op.target} left running to join")
             running.discard(op.target)
-        elif op.target in running:
-            raise ValueError(f"{op}: {op.target} is still being built (join_build it first)")
+        elif op.target in running or targets.writes_into(op) in running:
+            building = op.target if op.target in running else targets.writes_into(op)
+            raise ValueError(f"{op}: {building} is still being built (join_build it first)")
     if running:
         raise ValueError(f"builds never joined: {sorted(running)}")
 

@@ -191,7 +191,7 @@ def _qualname(exc):
     return f"{t.__module__}.{t.__qualname__}"
 
 
-_BUILDS = {}  # component -> [thread, outcome] of a build started by _start_build
+_BUILDS = {}  # component -> (thread, outcome) of a build started by _start_build
 
 
 def _start_build(component, fn):

@@ -351,6 +351,8 @@ def test_a_build_left_running_is_joined_before_anything_else_touches_its_compone
         scenario(start, Op("teardown", "buffer"))
     with pytest.raises(ValueError, match=r"builds never joined: \['buffer'\]"):
         scenario(start)
+    with pytest.raises(ValueError, match="buffer is still being built"):
+        scenario(start, Op("construct", "collector", {"buffer": "buffer"}), Op("join_build", "buffer"))
     with pytest.raises(ValueError, match="no build of buffer left running"):
         scenario(Op("join_build", "buffer"))
     with pytest.raises(ValueError, match="wait=False needs thread=True"):

@@ -826,19 +826,30 @@ def test_a_thread_still_running_right_after_its_components_teardown_fails():
         "running right after its teardown returned"]
 
 
-def test_a_thread_of_the_build_that_started_ray_is_the_runtimes_not_the_components():
+def test_the_thread_that_started_ray_is_the_runtimes_not_the_components():
     """built_in_thread: Ray started from a thread that ends is kept alive by a
-    thread of the implementation's, first seen after the build that started
-    Ray; the component's teardown need not join it (the runtime outlives it)."""
+    thread of the implementation's, the one that called ray.init (the runtime
+    watch records it); the component's teardown need not join it (the runtime
+    outlives it). Any other thread the build started is the component's."""
     keeper = {"key": "T3", "name": "impl-ray-keeper", "module": "impl.runtime"}
-    recs = [end(0, "construct", "buffer", probe={"ray": RAY, "threads": [keeper]}),
+    sampler = {"key": "T4", "name": "buffer-sampler", "module": "impl.replay_buffer"}
+    init = runtime(0, "ray.init", None, RAY, thread="impl-ray-keeper", key="T3")
+    recs = [init, end(0, "construct", "buffer", probe={"ray": RAY, "threads": [keeper]}),
             end(1, "teardown", "buffer", result={"calls": []}, probe={"ray": RAY, "threads": [keeper]})]
     assert "threads_joined" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
-    # on a runtime that ran before the build, that thread is the buffer's
-    assert judge(run_of(recs))["threads_joined"] == [
+    # without the runtime watch's record of who started Ray, that thread is the buffer's
+    assert judge(run_of(recs[1:]))["threads_joined"] == [
         "op 1 (teardown buffer): thread impl-ray-keeper (impl.runtime) of the buffer still "
         "running right after its teardown returned"]
-    # at the end it may run as long as its runtime does, no longer
+    # another thread first seen after that build is the buffer's, whoever started Ray
+    both = [init, end(0, "construct", "buffer", probe={"ray": RAY, "threads": [keeper, sampler]}),
+            end(1, "teardown", "buffer", result={"calls": []},
+                probe={"ray": RAY, "threads": [keeper, sampler]})]
+    assert judge(run_of([*both, {**FINAL, "threads": [keeper, sampler]}], owner="impl",
+                        ray_at_setup=None))["threads_joined"] == [
+        "op 1 (teardown buffer): thread buffer-sampler (impl.replay_buffer) of the buffer still "
+        "running right after its teardown returned"]
+    # at the end the keeper may run as long as its runtime does, no longer
     kept = {**FINAL, "threads": [keeper]}
     assert "no_leftover_thread" not in judge(run_of([*recs, kept], owner="impl", ray_at_setup=None))
     ended = {**FINAL, "ray": None, "threads": [keeper]}
@@ -1304,9 +1315,10 @@ def test_an_uncaught_interrupt_exits_1_with_its_traceback_and_nothing_else_is_ex
 OTHER = "127.0.0.1:5/session_x/01000000"
 
 
-def runtime(i, call, before, after, by=None, last=None, t0=1.4, thread="MainThread"):
+def runtime(i, call, before, after, by=None, last=None, t0=1.4, thread="MainThread", key=None):
     return {"phase": "runtime", "i": i, "last": i if last is None else last, "call": call,
-            "by": by, "before": before, "after": after, "thread": thread, "t0": t0, "t": t0 + 1}
+            "by": by, "before": before, "after": after, "thread": thread, "t0": t0, "t": t0 + 1,
+            **({"thread_key": key} if key else {})}
 
 
 def test_a_runtime_started_and_shut_down_within_one_op_fails_no_ray_restart():
@@ -1372,6 +1384,22 @@ def test_a_build_left_running_may_start_ray_until_it_is_joined():
                   end(3, "join_build", "evaluator", probe={"ray": OTHER})]
     run = run_of([start, *seen_early, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
     assert "no_ray_restart" not in judge(run)
+    # one start while the builds run, not two; and never a restart of a runtime that ran
+    twice = [runtime(1, "ray.init", None, RAY, thread="rlc-user-build-buffer"),
+             runtime(1, "ray.shutdown", RAY, None, thread="rlc-user-build-buffer", t0=2.0),
+             end(1, "construct", "evaluator", args={"thread": True, "wait": False}, probe={"ray": None}),
+             runtime(2, "ray.init", None, OTHER, thread="rlc-user-build-evaluator"),
+             end(2, "join_build", "buffer", probe={"ray": OTHER}),
+             end(3, "join_build", "evaluator", probe={"ray": OTHER})]
+    run = run_of([start, *twice, {**FINAL, "ray": OTHER}], owner="impl", ray_at_setup=None)
+    assert judge(run)["no_ray_restart"] == [
+        "op 2 (join_build buffer): ray.init() from thread rlc-user-build-evaluator started a Ray "
+        "runtime (127.0.0.1:5/session_x/01000000)"]
+    restarted = [end(1, "join_build", "buffer", probe={"ray": OTHER})]
+    run = run_of([{**start, "probe": {"ray": RAY}}, *restarted, {**FINAL, "ray": OTHER}],
+                 owner="impl", ray_at_setup=None)
+    assert judge(run)["no_ray_restart"] == [
+        "op 1 (join_build buffer) restarted Ray (127.0.0.1:5/session_x/01000000)"]
     late = [end(1, "join_build", "buffer", probe={"ray": None}),
             runtime(2, "ray.init", None, OTHER, thread="impl-ray-keeper"),
             end(2, "use", "buffer", probe={"ray": OTHER})]
@@ -1870,10 +1898,10 @@ def test_on_a_busy_cluster_a_default_build_gives_up_at_its_documented_ready_boun
         "ready_bound_as_documented"] == [
         "op 1 (construct evaluator): on a cluster with no CPU free, it gave up in 12.00s, "
         "before its documented ready bound 30.0s: impl.errors.ReadinessTimeout: not ready"]
-    assert judge(run(occupy, build("collector", duration=30.9), vacate))[
+    assert judge(run(occupy, build("collector", duration=31.0), vacate))[
         "ready_bound_as_documented"] == [
-        "op 1 (construct collector): on a cluster with no CPU free, it took 30.90s to give up, "
-        "past its documented ready bound 30.0s (+0.75s): impl.errors.ReadinessTimeout: not ready"]
+        "op 1 (construct collector): on a cluster with no CPU free, it took 31.00s to give up, "
+        "past its documented ready bound 30.0s (+0.9s): impl.errors.ReadinessTimeout: not ready"]
     # one that did not wait for its actors at all
     assert judge(run(occupy, build("collector", "ok", 0.05), vacate))[
         "ready_bound_as_documented"] == [

