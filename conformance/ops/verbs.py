@@ -30,7 +30,7 @@ from conformance.ops.budgets import INIT_DEADLINE, PEER_DEADLINE
 from conformance.ops.history import describe_error
 from conformance.ops.samples import sampled_rows
 from conformance.ops.transitions import batch_steps
-from fixtures.harness_threads import call_within, start_harness_thread
+from fixtures.harness_threads import Call, call_within, start_harness_thread
 from conformance.ops.targets import actor_name, at_once, kind_of, writes_into
 
 IMPL, HARNESS = "impl", "harness"
@@ -335,17 +335,9 @@ def _policy_helpers(ops) -> list:
       script_header=lambda ops: _policy_helpers([o for o in ops if o.args.get("policy")]),
       walk=WalkRule(_construct_proposals, _constructed))
 def construct(ctx, op):
-    if op.args.get("thread") and op.args.get("wait") is False:
-        box: dict = {}
-
-        def build():
-            try:
-                _construct(ctx, op)
-            except BaseException as exc:  # noqa: BLE001 - raised by join_build
-                box["error"] = exc
-
-        box["thread"] = start_harness_thread(build, f"rlc-user-build-{op.target}")
-        ctx.pending_builds[op.target] = box
+    if op.args.get("thread") and op.args.get("wait") is False:  # join_build waits for it
+        ctx.pending_builds[op.target] = Call(lambda: _construct(ctx, op),
+                                             f"rlc-user-build-{op.target}")
         return {"started": True}  # join_build's probe records the actors it created
     if op.args.get("thread"):
         # Ray's processes started from a thread die when that thread ends (Linux's
@@ -367,14 +359,11 @@ def _join_build_script(op, w) -> list[str]:
       deadline=lambda op, adapter, spec: (spec.ready_timeout or 30.0) + 60.0,
       probes_actors=True, builds=True, script=_join_build_script)
 def join_build(ctx, op):
-    box = ctx.pending_builds.pop(op.target, None)
-    if box is None:
-        raise HarnessError(f"join_build {op.target}: no build of it was started with "
-                           "construct(thread=True, wait=False); the scenario is wrong")
-    box["thread"].join()
-    ctx.note_ray_started()
-    if "error" in box:
-        raise box["error"]
+    build = ctx.pending_builds.pop(op.target)  # one there: Scenario refuses a join without it
+    try:
+        build.result()  # bounded by the op's deadline; the build's error is raised here
+    finally:
+        ctx.note_ray_started()
     return {}  # the probe after it records the actors the build created
 
 
