@@ -1726,7 +1726,11 @@ REGRESSIONS = {r.id: r for r in (
         # return sees depends on how far it got, one of the two or both (2026-11-28,
         # 5 runs on each fixture: the actors still ALIVE, or their CPUs not yet back)
         (Catch("async_teardown/*/*/collector", "fail", (),
-               may_also=("own_actors_dead_after_teardown", "resources_released_at_teardown")),),
+               may_also=("own_actors_dead_after_teardown", "resources_released_at_teardown"),
+               racy="fired in 4 of 4 runs alone on multinode/user (2026-11-29, 02:25 UTC) and "
+                    "missed once in the fresh-clone CI of 7aeb0f2 (the RLlib and Tianshou venvs "
+                    "building beside it): the unawaited teardown may finish before the return "
+                    "is read"),),
         {"collector": _async_shutdown_not_awaited},
     ),
     Regression(
