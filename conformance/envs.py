@@ -66,6 +66,7 @@ HELPER_ENV_ID = "conformance.envs:RlcHelperProcessCartPole-v0"
 #: the last word of a helper process's command line: a leftover one is named by it
 HELPER_TAG = "rlc-env-helper"
 SLOW_CLOSE_HELPER_ENV_ID = "conformance.envs:RlcSlowCloseHelperCartPole-v0"
+SLOW_CLOSE_ENV_ID = "conformance.envs:RlcSlowCloseCartPole-v0"
 #: seconds the slow-closing helper env's close() takes before it stops its
 #: helper: more than a second, less than half the bound its scenarios give
 #: (``catalog.families.env_helpers``)
@@ -188,6 +189,17 @@ class HelperProcessCartPole(CartPoleEnv):
         super().close()
 
 
+class SlowCloseCartPole(CartPoleEnv):
+    """CartPole whose ``close()`` takes ``CLOSE_SECONDS``, without a helper
+    process (so on any fixture): a teardown that closes its envs takes that
+    long at least, and one that returns sooner has not finished (a
+    coroutine teardown that is not awaited)."""
+
+    def close(self):
+        time.sleep(CLOSE_SECONDS)
+        super().close()
+
+
 class SlowCloseHelperCartPole(HelperProcessCartPole):
     """The helper env whose ``close()`` takes ``CLOSE_SECONDS`` before it
     stops the helper, as a simulator that saves its state or a renderer's
@@ -216,6 +228,7 @@ for _id, _entry, _kwargs in (
         ("RlcHangableCartPole-v0", HangableCartPole, {}),
         ("RlcFailingCartPole-v0", FailingCartPole, {}),
         ("RlcHelperProcessCartPole-v0", HelperProcessCartPole, {}),
+        ("RlcSlowCloseCartPole-v0", SlowCloseCartPole, {}),
         ("RlcSlowCloseHelperCartPole-v0", SlowCloseHelperCartPole, {})):
     if _id not in gym.registry:
         gym.register(_id, entry_point=_entry, max_episode_steps=500, kwargs=_kwargs)

@@ -28,6 +28,8 @@ HANGABLE_ENV = {"env_id": "conformance.envs:RlcHangableCartPole-v0"}
 HELPER_ENV = {"env_id": "conformance.envs:RlcHelperProcessCartPole-v0"}
 #: the helper env whose close() takes 1.5 s (``conformance.envs.SlowCloseHelperCartPole``)
 SLOW_CLOSE_HELPER_ENV = {"env_id": "conformance.envs:RlcSlowCloseHelperCartPole-v0"}
+#: CartPole whose close() takes 1.5 s, no helper (``conformance.envs.SlowCloseCartPole``)
+SLOW_CLOSE_ENV = {"env_id": "conformance.envs:RlcSlowCloseCartPole-v0"}
 #: an env that raises from its 100th step on: a batch fails midway
 #: (``conformance.envs.FAIL_AT_STEP``)
 FAILING_ENV = {"env_id": "conformance.envs:RlcFailingCartPole-v0"}

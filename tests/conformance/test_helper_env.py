@@ -1,7 +1,7 @@
 """conformance.envs:RlcHelperProcessCartPole-v0, the env of the ``env_helper``
 family: its helper is a daemon (a session of its own, as a server a launch
 script starts), which only the env's close() stops, and close() never
-signals a process that is not its helper. No Ray."""
+signals a process that is not its helper; and the slow-closing envs. No Ray."""
 import os
 import signal
 import subprocess
@@ -66,3 +66,16 @@ def test_the_slow_close_takes_its_seconds_then_stops_the_helper():
                            message=f"the helper (pid {pid}) still runs after the slow close()")
     finally:
         _kill_if_helper(pid, key)
+
+
+def test_the_slow_close_env_without_a_helper_takes_its_seconds():
+    """async_teardown's ``-slow-close`` env: a teardown that closes it lasts
+    CLOSE_SECONDS at least, so a coroutine that returns sooner had not finished."""
+    import time
+
+    env = gym.make(envs.SLOW_CLOSE_ENV_ID)
+    assert not hasattr(env.unwrapped, "helper_pid")  # usable on any fixture
+    env.reset(seed=0)
+    t0 = time.monotonic()
+    env.close()
+    assert time.monotonic() - t0 >= envs.CLOSE_SECONDS
