@@ -60,11 +60,11 @@ def session_path(profile: str) -> Path:
 
 
 def cmd_coverage(args) -> int:
-    from conformance.mutation.coverage_map import measure
+    from conformance import catalog
+    from conformance.mutation.coverage_map import load, matches_any, measure
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
-    from conformance.mutation.coverage_map import load, matches_any
 
     reuse = None
     if args.merge:  # new scenarios (or --scenario: these again): measure them alone, keep the rest
@@ -77,6 +77,19 @@ def cmd_coverage(args) -> int:
                               for m, per in reuse["lines"].items()}
     elif args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
         reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
+        if args.moved_from:  # and only those the map committed at that revision lacks
+            from conformance.mutation.coverage_map import moved_from
+
+            quick_ids = set(reuse["baseline"])
+            full_ids = {s.id for s in catalog.scenarios(("local", "multinode"), "full")}
+            old = moved_from(args.moved_from, "full", lambda sid: sid in full_ids and sid not in quick_ids)
+            reuse["baseline"].update(old["baseline"])
+            for module, per in old["lines"].items():
+                for line, ids in per.items():
+                    mine = reuse["lines"].setdefault(module, {})
+                    mine[line] = sorted(set(mine.get(line, [])) | set(ids))
+            print(f"taken from the full map of {args.moved_from}, moved to today's impl/: "
+                  f"{len(old['baseline'])} full-only scenarios")
     result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)
     print(f"coverage of {len(result['baseline'])} scenarios in {result['seconds']} s: {out}")
     return 0
@@ -694,6 +707,10 @@ def main(argv=None) -> int:
     p.add_argument("--scenario", action="append", help="only ids matching this glob")
     p.add_argument("--merge", action="store_true", help="measure only the scenarios the map lacks "
                    "(e.g. new ones; with --scenario: those again) and merge them into it")
+    p.add_argument("--moved-from", metavar="REV",
+                   help="full profile: take the full-only scenarios of the map committed at git "
+                        "revision REV, its lines moved to today's impl/ (unchanged blocks only: "
+                        "coverage_map.moved), and measure only the scenarios it lacks")
     p.add_argument("--out")
     p.set_defaults(func=cmd_coverage)
     p = sub.add_parser("canary", help="prove the mutant on disk is what drivers and actors run")

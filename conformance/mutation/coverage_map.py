@@ -100,6 +100,51 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
     return result
 
 
+def moved(lines: dict, old_sources: dict, new_sources: dict) -> dict:
+    """``lines`` (``{module: {line: ids}}``, measured on ``old_sources``,
+    ``{module: text}``) on today's line numbers: a line of a block that
+    difflib finds unchanged moves with it; a line of a changed block, or of
+    a module that is gone, is dropped (what ran it there is not known now).
+    An under-approximation: a scenario whose path changed inside unchanged
+    lines (code it reaches through a changed line) is not found."""
+    import difflib
+
+    out: dict = {}
+    for module, per in lines.items():
+        if module not in old_sources or module not in new_sources:
+            continue
+        matcher = difflib.SequenceMatcher(None, old_sources[module].splitlines(),
+                                          new_sources[module].splitlines(), autojunk=False)
+        to_new = {i + 1 + k: j + 1 + k for i, j, n in matcher.get_matching_blocks() for k in range(n)}
+        kept = {str(to_new[int(ln)]): ids for ln, ids in per.items() if int(ln) in to_new}
+        if kept:
+            out[module] = kept
+    return out
+
+
+def moved_from(rev: str, profile: str, keep) -> dict:
+    """The map of ``profile`` committed at git revision ``rev``, its lines
+    moved to today's ``impl/`` (``moved``), its scenarios only those ``keep``
+    accepts (e.g. today's catalog's, not measured again)."""
+    import subprocess
+
+    def show(path: str) -> str:
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=REPO_ROOT, check=True,
+                              capture_output=True, text=True).stdout
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(show(f"ci/results/mutation/coverage-{profile}.json"))
+        f.flush()
+        old = load(f.name)
+    old_sources = {m: show(m) for m in old["lines"]}
+    new_sources = {m: (REPO_ROOT / m).read_text() for m in old["lines"] if (REPO_ROOT / m).exists()}
+    baseline = {sid: v for sid, v in old["baseline"].items() if keep(sid)}
+    lines = {m: {ln: [s for s in ids if s in baseline] for ln, ids in per.items()}
+             for m, per in moved(old["lines"], old_sources, new_sources).items()}
+    return {"profile": profile, "seconds": old.get("seconds", 0.0), "baseline": baseline,
+            "lines": {m: {ln: ids for ln, ids in per.items() if ids} for m, per in lines.items()}}
+
+
 def compact(result: dict) -> str:
     """The map as stored: scenario ids listed once, lines naming them by index
     (2.7 MB of ids become a few hundred KB)."""

@@ -1059,3 +1059,14 @@ def test_a_session_that_took_committed_results_says_where_they_come_from(tmp_pat
     cli.note_taken(db, 757, then)
     assert resume.recorded(db) == {"impl_tree": "t1", "suite_commit": "now", "taken": {
         "results": 757, "measured_at": "then", "carried": {"carried": 590, "new": 60}}}
+
+
+def test_a_map_moved_to_changed_code_keeps_the_unchanged_lines_and_drops_the_changed():
+    from conformance.mutation.coverage_map import moved
+
+    old = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    new = "a = 1\nx = 0\ny = 0\nb = 2\nC = 3\nd = 4\n"  # two lines inserted, one changed
+    lines = {"impl/m.py": {"1": ["s1"], "2": ["s2"], "3": ["s3"], "4": ["s1", "s4"]},
+             "impl/gone.py": {"1": ["s1"]}}
+    assert moved(lines, {"impl/m.py": old, "impl/gone.py": "z\n"}, {"impl/m.py": new}) == \
+        {"impl/m.py": {"1": ["s1"], "4": ["s2"], "6": ["s1", "s4"]}}
