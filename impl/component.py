@@ -77,7 +77,15 @@ def _stopping_background_work(shutdown: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if (_WORKING or _INTERRUPTED) and ray.is_initialized():
             _stop_background_work("ray.shutdown()")
-        return shutdown(*args, **kwargs)
+        ours = runtime.running_ours()
+        try:
+            return shutdown(*args, **kwargs)
+        finally:
+            # the user's own shutdown of a runtime this library started from a
+            # thread: its keeper outlives Ray's processes, so the call returns
+            # with them gone and no thread of ours left (impl.runtime._start_ray)
+            if ours is not None and not ray.is_initialized():
+                runtime.end_keeper(ours)
 
     wrapper._stops_background_work = True
     return wrapper

@@ -196,9 +196,16 @@ def _shutdown_ray(runtime: _StartedRuntime) -> None:
         ray.shutdown()
 
 
-def _end_keeper(runtime: _StartedRuntime) -> None:
-    """Let the keeper of an ended runtime return (bounded: it checks every
-    ``KEEPER_POLL`` s)."""
+def running_ours() -> _StartedRuntime | None:
+    """The record of the connected runtime when this library started it, else None."""
+    with _lock:
+        runtime = _started
+    return runtime if runtime is not None and runtime.identity == runtime_identity() else None
+
+
+def end_keeper(runtime: _StartedRuntime) -> None:
+    """Let the keeper of an ended runtime return, once the processes it started
+    exited (bounded: ``CHILDREN_WAIT``); at once when it has none."""
     if runtime.keeper is None:
         return
     end, keeper = runtime.keeper
@@ -244,4 +251,4 @@ def release(lease: RuntimeLease, shutdown_ray: bool = False) -> None:
         except Exception:  # pragma: no cover - defensive
             logger.warning("%s: ray.shutdown() failed", lease.component, exc_info=True)
         finally:
-            _end_keeper(runtime)
+            end_keeper(runtime)

@@ -44,7 +44,8 @@ def built_in_thread(fixture, owner, comps=ALL):
     main thread; all of them, one thread each (quick: the implementation's own
     runtime on local is the bug's home, the user's on multinode the common case);
     on the implementation's runtime, also with that runtime ended at the end
-    (``shutdown_ray``: an implementation without it skips only that one)."""
+    (``shutdown_ray``: an implementation without it skips only that one), and
+    ended by the user's ``ray.shutdown()`` after the teardowns (``all>ray``)."""
     order = tuple(c for c in ("collector", "buffer", "evaluator") if c in comps)
     for comp in comps:
         yield make("built_in_thread", fixture, owner, comp, [
@@ -64,3 +65,11 @@ def built_in_thread(fixture, owner, comps=ALL):
     if owner == "impl":
         yield make("built_in_thread", fixture, owner, "all(shutdown_ray)",
                    [*everything, *_ending_ray(teardowns(order))], built=comps)
+        # the user ends the runtime the implementation started, with ray.shutdown(),
+        # which signals Ray's processes and returns without waiting for them: what
+        # kept that runtime past the build's thread must not end before they exit
+        # (its end would SIGKILL the raylet mid-shutdown, PR_SET_PDEATHSIG, and
+        # leave the raylet's agents running: no_leftover_process)
+        yield make("built_in_thread", fixture, owner, "all>ray",
+                   [*everything, *teardowns((*order, "ray"))], quick=True,
+                   impl_quick=fixture == "local", built=comps)

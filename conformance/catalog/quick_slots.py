@@ -39,6 +39,10 @@ QUICK_ON_LOCAL = {
     "built_in_thread/impl/all-at-once":
         "every constructor finds Ray down at the same moment, each in its own thread: one of "
         "them starts the runtime the others join (on multinode each one connects)",
+    "built_in_thread/impl/all>ray":
+        "the user's ray.shutdown() of a runtime the implementation started from a thread "
+        "that ended: whatever kept it alive must outlive Ray's processes (on multinode no "
+        "process is the implementation's)",
     "order/impl/collector(shutdown_ray)>evaluator>buffer":
         "deferred-shutdown-forgotten: owned_runtime_ended reads, here, the processes of the "
         "runtime the implementation started (on multinode, the actors its job left)",

@@ -113,7 +113,7 @@ def test_features_components_and_catalog(adapter):
     # killed/*/user/evaluator-never-scheduled>teardown)
     # and the components built from threads that end, on the implementation's runtime
     # (local) and the user's (multinode), one after another and all at once
-    assert (len(quick), len(skipped)) == (98, 32)
+    assert (len(quick), len(skipped)) == (99, 32)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

@@ -104,7 +104,7 @@ def test_features_components_and_catalog(adapter):
     # close() takes 1.5 s under a bound of 4 s, torn down once and by two threads at once
     # (skipped too); the collector built from a thread that ends, on the implementation's
     # runtime (local) and the user's (multinode)
-    assert len(quick) == 63
+    assert len(quick) == 64
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

@@ -48,6 +48,23 @@ def test_ray_started_from_a_thread_that_ends_outlives_it(own_ray):
     assert wait_until(lambda: not threads_since(before), timeout=2), threads_since(before)
 
 
+def test_the_users_ray_shutdown_of_a_runtime_started_from_a_thread_leaves_no_thread(own_ray):
+    """The user's own ray.shutdown() (which signals Ray's processes and does not
+    wait for them) of a runtime a build started from an ending thread: the
+    thread keeping that runtime must outlive its processes (else the raylet is
+    SIGKILLed mid-shutdown and its agents stay), and the call returns once it
+    has ended: no thread of the library left (built_in_thread/*/impl/all>ray)."""
+    before = set(threading.enumerate())
+    worker = threading.Thread(target=lambda: RayReplayBuffer(
+        10, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT).close())
+    worker.start()
+    worker.join()
+    assert ray.is_initialized()  # the buffer closed, the runtime it started kept
+    ray.shutdown()
+    assert not threads_since(before), threads_since(before)  # at the return, no wait
+    assert not ray_processes(), f"left after the shutdown: {ray_processes()}"
+
+
 def test_a_buffer_client_after_the_users_ray_shutdown_fails_clearly(own_ray):
     """The client a collector writes through holds only the actor's handle: once
     the user's ray.shutdown() ended the buffer, its calls raise
