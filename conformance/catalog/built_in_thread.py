@@ -19,7 +19,7 @@ build in the main thread is held to.
 """
 from __future__ import annotations
 
-from conformance.catalog.build import ALL, build, op, teardowns, warm_up
+from conformance.catalog.build import ALL, LONG_BATCH_ENV, build, op, teardowns, warm_up
 from conformance.catalog.families import make
 from conformance.ops.scenario import Op
 
@@ -45,7 +45,8 @@ def built_in_thread(fixture, owner, comps=ALL):
     runtime on local is the bug's home, the user's on multinode the common case);
     on the implementation's runtime, also with that runtime ended at the end
     (``shutdown_ray``: an implementation without it skips only that one), and
-    ended by the user's ``ray.shutdown()`` after the teardowns (``all>ray``)."""
+    ended by the user's ``ray.shutdown()`` after the teardowns (``all>ray``), and
+    used for longer than a start-up's waits (``collector-long-batch``)."""
     order = tuple(c for c in ("collector", "buffer", "evaluator") if c in comps)
     for comp in comps:
         yield make("built_in_thread", fixture, owner, comp, [
@@ -70,6 +71,15 @@ def built_in_thread(fixture, owner, comps=ALL):
         # kept that runtime past the build's thread must not end before they exit
         # (its end would SIGKILL the raylet mid-shutdown, PR_SET_PDEATHSIG, and
         # leave the raylet's agents running: no_leftover_process)
+        # a program that goes on using the runtime for longer than any wait of
+        # its start-up (a batch of 12.8 s: conformance.envs.LONG_STEP_SECONDS):
+        # a runtime kept only for a while (a keeper that gives up, a pool worker
+        # reaped when idle) dies under it
+        if "collector" in comps:
+            yield make("built_in_thread", fixture, owner, "collector-long-batch", [
+                *_in_thread(build(fixture, ("collector",))),
+                op("iterate", "collector", batches=1), op("teardown", "collector")],
+                spec=LONG_BATCH_ENV)
         yield make("built_in_thread", fixture, owner, "all>ray",
                    [*everything, *teardowns((*order, "ray"))], quick=True,
                    impl_quick=fixture == "local", built=comps)
