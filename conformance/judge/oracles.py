@@ -1338,6 +1338,37 @@ def _change(run: Run, c: dict, text: str, unknown: bool = False) -> Finding:
     return replace(at(r, f": {c['what']}{into} {text}", unknown), time=c.get("t"))
 
 
+def _ray_before_each_op(run: Run) -> dict:
+    """``{op index: the runtime the op began with}``, as the probe before it
+    read it (the setup's for the first; "?": not known)."""
+    before_op, before = {}, (run.history.setup or {}).get("ray")
+    for r in run.history.ops:
+        before_op[r["i"]] = before
+        probe = r.get("probe") or {}
+        before = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
+    return before_op
+
+
+def user_shutdown_ends_ray(run: Run) -> list[Finding]:
+    """The user's own ``ray.shutdown()`` returns with the driver no longer
+    connected to the runtime it had (the probe after it). An implementation
+    may wrap the public name, to stop its own threads first as the reference
+    does; the wrapped call must still end that connection. A new runtime
+    after it (a thread that restarted Ray) is ``no_ray_restart``'s."""
+    out, before_op = [], _ray_before_each_op(run)
+    for r in run.op_records("ray_shutdown"):
+        if r["status"] != "ok":
+            continue
+        ray = probe_of(r, "ray")
+        if unobserved(ray):
+            out.append(ray)
+        elif ray is not None and ray == before_op.get(r["i"]):
+            out.append(at(r, f": Ray is still initialized after the user's ray.shutdown() "
+                             f"returned, connected to the runtime it had ({ray}): the call did "
+                             "not shut it down"))
+    return out
+
+
 def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
     """No call of the implementation, constructors included, shuts down the
     user's Ray runtime: the one a ``user``-owner driver started, and for
@@ -1405,11 +1436,7 @@ def no_ray_restart(run: Run) -> list[Finding]:
     GCS address, session, job, also changes on a silent reconnect)."""
     unwatched = _watch_unknown(run)
     out = [unwatched] if unwatched else []
-    before_op, before = {}, (run.history.setup or {}).get("ray")
-    for r in run.history.ops:  # the runtime each op began with ("?": not known)
-        before_op[r["i"]] = before
-        probe = r.get("probe") or {}
-        before = probe["ray"] if "ray" in probe and not probe.get("error") else "?"
+    before_op = _ray_before_each_op(run)
     changes = runtime_changes(run)
     explained, started_in, building = set(), set(), builds_running(run)
     started_in_window: set = set()  # a build left running may start one runtime, once
@@ -2555,7 +2582,8 @@ ORACLES = {
         threads_joined, data_kept, exhaustion_auto_shutdown, batch_counts, batch_sizes,
         batches_hold_steps, eval_episode_consistent, seeded_batches_repeat, defaults_as_documented,
         ready_bound_as_documented, ready_batches_not_held_back,
-        ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended, owned_runtime_kept,
+        user_shutdown_ends_ray, ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended,
+        owned_runtime_kept,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,
         unraised_error_logged, quiet_when_healthy, teardown_prompt_when_healthy,

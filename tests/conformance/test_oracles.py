@@ -1185,6 +1185,24 @@ def test_an_owned_runtime_asked_to_end_must_be_gone_after_its_last_holder():
     assert "owned_runtime_ended" not in judge(run_of([*ops, up], owner="user"))
 
 
+def test_the_users_ray_shutdown_must_end_the_drivers_connection():
+    """An implementation that wraps ray.shutdown (the reference does, to stop its
+    threads first) and loses the call: Ray still up after it is user_shutdown_ends_ray's."""
+    ops = [end(0, "construct", "buffer")]
+    still_up = end(1, "ray_shutdown", result={})  # the probe after it: still connected
+    assert judge(run_of([*ops, still_up, end(2, "teardown", "buffer")]))["user_shutdown_ends_ray"] == [
+        f"op 1 (ray_shutdown): Ray is still initialized after the user's ray.shutdown() "
+        f"returned, connected to the runtime it had ({RAY}): the call did not shut it down"]
+    down = end(1, "ray_shutdown", result={}, probe={"ray": None})
+    assert "user_shutdown_ends_ray" not in judge(run_of([*ops, down, end(2, "teardown", "buffer",
+                                                                         probe={"ray": None})]))
+    # shut down, then a thread of the implementation started another: no_ray_restart's
+    other = "127.0.0.1:1/session_a/02000000"
+    restarted = end(1, "ray_shutdown", result={}, probe={"ray": other})
+    assert "user_shutdown_ends_ray" not in judge(run_of([*ops, restarted, end(
+        2, "teardown", "buffer", probe={"ray": other})]))
+
+
 def test_an_owned_runtime_no_teardown_asked_to_end_is_still_up_after_its_last_holder():
     ops = [end(0, "construct", "buffer"), end(1, "construct", "collector"),
            end(2, "teardown", "collector", result={"calls": []})]
