@@ -2026,8 +2026,7 @@ REGRESSIONS = {r.id: r for r in (
         "(mutation analysis: survivor impl/component.py:82, the wrapped call deleted, of tree "
         "acee355, which no oracle judged: user_shutdown_ends_ray)",
         (Catch("background/*/user/ray-shutdown-under-thread", "fail",
-               ("user_shutdown_ends_ray",),
-               may_also=("calls_succeed", "data_kept", "owned_runtime_ended")),),
+               ("user_shutdown_ends_ray",), may_also=("calls_succeed", "data_kept")),),
         {"collector": _shutdown_wrapper_drops_call},
     ),
     Regression(

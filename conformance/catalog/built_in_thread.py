@@ -66,20 +66,21 @@ def built_in_thread(fixture, owner, comps=ALL):
     if owner == "impl":
         yield make("built_in_thread", fixture, owner, "all(shutdown_ray)",
                    [*everything, *_ending_ray(teardowns(order))], built=comps)
-        # the user ends the runtime the implementation started, with ray.shutdown(),
-        # which signals Ray's processes and returns without waiting for them: what
-        # kept that runtime past the build's thread must not end before they exit
-        # (its end would SIGKILL the raylet mid-shutdown, PR_SET_PDEATHSIG, and
-        # leave the raylet's agents running: no_leftover_process)
         # a program that goes on using the runtime for longer than any wait of
-        # its start-up (a batch of 12.8 s: conformance.envs.LONG_STEP_SECONDS):
-        # a runtime kept only for a while (a keeper that gives up, a pool worker
-        # reaped when idle) dies under it
+        # its start-up (one 64-frame batch of 0.2 s steps, 12.8 s:
+        # conformance.envs.LONG_STEP_SECONDS): a runtime kept only for a while
+        # (a keeper that gives up, a pool worker reaped when idle) dies under it
         if "collector" in comps:
             yield make("built_in_thread", fixture, owner, "collector-long-batch", [
                 *_in_thread(build(fixture, ("collector",))),
                 op("iterate", "collector", batches=1), op("teardown", "collector")],
                 spec=LONG_BATCH_ENV)
+        # the user ends the runtime the implementation started, with ray.shutdown(),
+        # which waits at most a second for each process Ray started
+        # (ray/_private/node.py): what kept that runtime past the build's thread
+        # must not end before they all exited (its end SIGKILLs what is left,
+        # PR_SET_PDEATHSIG: no_leftover_process), and must end with them
+        # (no_leftover_thread)
         yield make("built_in_thread", fixture, owner, "all>ray",
                    [*everything, *teardowns((*order, "ray"))], quick=True,
                    impl_quick=fixture == "local", built=comps)

@@ -1357,12 +1357,15 @@ def user_shutdown_ends_ray(run: Run) -> list[Finding]:
     after it (a thread that restarted Ray) is ``no_ray_restart``'s."""
     out, before_op = [], _ray_before_each_op(run)
     for r in run.op_records("ray_shutdown"):
-        if r["status"] != "ok":
+        if r["status"] != "ok" or r.get("probe_skipped"):
             continue
-        ray = probe_of(r, "ray")
+        ray, before = probe_of(r, "ray"), before_op.get(r["i"])
         if unobserved(ray):
             out.append(ray)
-        elif ray is not None and ray == before_op.get(r["i"]):
+        elif ray is not None and before == "?":
+            out.append(unknown_at(r, f": Ray is initialized after the user's ray.shutdown() "
+                                     f"({ray}), and the runtime before it is not known"))
+        elif ray is not None and ray == before:
             out.append(at(r, f": Ray is still initialized after the user's ray.shutdown() "
                              f"returned, connected to the runtime it had ({ray}): the call did "
                              "not shut it down"))

@@ -66,6 +66,8 @@ def cmd_coverage(args) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = args.out or str(RESULTS / f"coverage-{args.profile}.json")
 
+    if args.moved_from and (args.merge or args.profile != "full"):
+        raise SystemExit("error: --moved-from is for `coverage --profile full` alone (not --merge)")
     reuse = None
     if args.merge:  # new scenarios (or --scenario: these again): measure them alone, keep the rest
         reuse = load(out)
@@ -78,16 +80,13 @@ def cmd_coverage(args) -> int:
     elif args.profile == "full" and (RESULTS / "coverage-quick.json").exists():
         reuse = load(RESULTS / "coverage-quick.json")  # run only the full-only ones
         if args.moved_from:  # and only those the map committed at that revision lacks
-            from conformance.mutation.coverage_map import moved_from
+            from conformance.mutation.coverage_map import merge_lines, moved_from
 
             quick_ids = set(reuse["baseline"])
             full_ids = {s.id for s in catalog.scenarios(("local", "multinode"), "full")}
             old = moved_from(args.moved_from, "full", lambda sid: sid in full_ids and sid not in quick_ids)
             reuse["baseline"].update(old["baseline"])
-            for module, per in old["lines"].items():
-                for line, ids in per.items():
-                    mine = reuse["lines"].setdefault(module, {})
-                    mine[line] = sorted(set(mine.get(line, [])) | set(ids))
+            merge_lines(reuse["lines"], old["lines"])
             print(f"taken from the full map of {args.moved_from}, moved to today's impl/: "
                   f"{len(old['baseline'])} full-only scenarios")
     result = measure(args.profile, out, scenario_filter=args.scenario, reuse=reuse)

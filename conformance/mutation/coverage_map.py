@@ -90,9 +90,7 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
         shutil.rmtree(scratch, ignore_errors=True)
     if reuse:
         baseline = {**reuse["baseline"], **baseline}
-        for module, per in reuse["lines"].items():
-            for line, ids in per.items():
-                lines.setdefault(module, {})[line] = sorted(set(lines.get(module, {}).get(line, [])) | set(ids))
+        merge_lines(lines, reuse["lines"])
     seconds = time.monotonic() - started + (reuse or {}).get("seconds", 0.0)
     result = {"profile": profile, "seconds": round(seconds, 1), "baseline": baseline, "lines": lines}
     with open(out, "w") as f:
@@ -100,22 +98,46 @@ def measure(profile: str, out: str, scenario_filter=None, log=print, reuse: dict
     return result
 
 
+def _defs_by_line(source: str) -> dict:
+    """``{line: qualified name of the innermost def or class holding it}``
+    (lines at module level are absent)."""
+    import ast
+
+    names: dict = {}
+
+    def visit(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                names.update({ln: name for ln in range(child.lineno, child.end_lineno + 1)})
+                visit(child, name + ".")  # an inner def's lines are its own
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return names
+
+
 def moved(lines: dict, old_sources: dict, new_sources: dict) -> dict:
     """``lines`` (``{module: {line: ids}}``, measured on ``old_sources``,
     ``{module: text}``) on today's line numbers: a line of a block that
-    difflib finds unchanged moves with it; a line of a changed block, or of
-    a module that is gone, is dropped (what ran it there is not known now).
-    An under-approximation: a scenario whose path changed inside unchanged
-    lines (code it reaches through a changed line) is not found."""
+    difflib finds unchanged moves with it, when it stays in the function of
+    the same name (a ``finally:`` of another function is the same text); a
+    line of a changed block, or of a module that is gone, is dropped. An
+    approximation both ways: a scenario whose path to an unchanged line
+    changed (a new return above it) keeps it, and one that reaches it now
+    through changed code is not found."""
     import difflib
 
     out: dict = {}
     for module, per in lines.items():
         if module not in old_sources or module not in new_sources:
             continue
-        matcher = difflib.SequenceMatcher(None, old_sources[module].splitlines(),
-                                          new_sources[module].splitlines(), autojunk=False)
-        to_new = {i + 1 + k: j + 1 + k for i, j, n in matcher.get_matching_blocks() for k in range(n)}
+        old, new = old_sources[module], new_sources[module]
+        old_defs, new_defs = _defs_by_line(old), _defs_by_line(new)
+        matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+        to_new = {i + 1 + k: j + 1 + k for i, j, n in matcher.get_matching_blocks() for k in range(n)
+                  if old_defs.get(i + 1 + k) == new_defs.get(j + 1 + k)}
         kept = {str(to_new[int(ln)]): ids for ln, ids in per.items() if int(ln) in to_new}
         if kept:
             out[module] = kept
@@ -123,15 +145,29 @@ def moved(lines: dict, old_sources: dict, new_sources: dict) -> dict:
 
 
 def moved_from(rev: str, profile: str, keep) -> dict:
-    """The map of ``profile`` committed at git revision ``rev``, its lines
-    moved to today's ``impl/`` (``moved``), its scenarios only those ``keep``
-    accepts (e.g. today's catalog's, not measured again)."""
+    """The map of ``profile`` committed at git revision ``rev`` (``lines`` and
+    ``baseline``), its lines moved to today's ``impl/`` (``moved``) from the
+    sources it was measured on: ``rev``'s ``impl/``, which must be the tree its
+    committed results record (``score.json``'s provenance); its scenarios only
+    those ``keep`` accepts (e.g. today's catalog's, not measured again)."""
+    import json
     import subprocess
 
-    def show(path: str) -> str:
-        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=REPO_ROOT, check=True,
-                              capture_output=True, text=True).stdout
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"error: --moved-from {rev}: git {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
 
+    def show(path: str) -> str:
+        return git("show", f"{rev}:{path}")
+
+    then = json.loads(show("ci/results/mutation/score.json")).get(profile, {})
+    measured_on = (then.get("provenance") or {}).get("impl_tree")
+    tree = git("rev-parse", f"{rev}:impl").strip()
+    if measured_on != tree:
+        raise SystemExit(f"error: --moved-from {rev}: its {profile} results were measured on impl/ tree "
+                         f"{measured_on}, its impl/ is {tree}: give a commit whose impl/ is that tree")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         f.write(show(f"ci/results/mutation/coverage-{profile}.json"))
         f.flush()
@@ -141,8 +177,17 @@ def moved_from(rev: str, profile: str, keep) -> dict:
     baseline = {sid: v for sid, v in old["baseline"].items() if keep(sid)}
     lines = {m: {ln: [s for s in ids if s in baseline] for ln, ids in per.items()}
              for m, per in moved(old["lines"], old_sources, new_sources).items()}
-    return {"profile": profile, "seconds": old.get("seconds", 0.0), "baseline": baseline,
+    return {"baseline": baseline,
             "lines": {m: {ln: ids for ln, ids in per.items() if ids} for m, per in lines.items()}}
+
+
+def merge_lines(into: dict, more: dict) -> dict:
+    """``into`` (``{module: {line: ids}}``) with the scenarios of ``more`` added."""
+    for module, per in more.items():
+        mine = into.setdefault(module, {})
+        for line, ids in per.items():
+            mine[line] = sorted(set(mine.get(line, [])) | set(ids))
+    return into
 
 
 def compact(result: dict) -> str:

@@ -1070,3 +1070,7 @@ def test_a_map_moved_to_changed_code_keeps_the_unchanged_lines_and_drops_the_cha
              "impl/gone.py": {"1": ["s1"]}}
     assert moved(lines, {"impl/m.py": old, "impl/gone.py": "z\n"}, {"impl/m.py": new}) == \
         {"impl/m.py": {"1": ["s1"], "4": ["s2"], "6": ["s1", "s4"]}}
+    # the same text in another function is not the line that ran (a reviewer's case)
+    f = "def f():\n    try:\n        x()\n    finally:\n        y()\n"
+    g = "def g():\n    try:\n        z()\n    finally:\n        y()\n"
+    assert moved({"impl/m.py": {"2": ["ran_f"], "4": ["ran_f"]}}, {"impl/m.py": f}, {"impl/m.py": g}) == {}

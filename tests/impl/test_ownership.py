@@ -49,11 +49,11 @@ def test_ray_started_from_a_thread_that_ends_outlives_it(own_ray):
 
 
 def test_the_users_ray_shutdown_of_a_runtime_started_from_a_thread_leaves_no_thread(own_ray):
-    """The user's own ray.shutdown() (which signals Ray's processes and does not
-    wait for them) of a runtime a build started from an ending thread: the
-    thread keeping that runtime must outlive its processes (else the raylet is
-    SIGKILLed mid-shutdown and its agents stay), and the call returns once it
-    has ended: no thread of the library left (built_in_thread/*/impl/all>ray)."""
+    """The user's own ray.shutdown() (which waits at most a second for each
+    process Ray started, ray/_private/node.py) of a runtime a build started
+    from an ending thread: the thread keeping that runtime must outlive its
+    processes (its end SIGKILLs what is left), and the call returns once it has
+    ended: no thread of the library left (built_in_thread/*/impl/all>ray)."""
     before = set(threading.enumerate())
     worker = threading.Thread(target=lambda: RayReplayBuffer(
         10, ray_init_config=own_ray, ready_timeout=READY_TIMEOUT).close())
