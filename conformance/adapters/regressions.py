@@ -1391,8 +1391,10 @@ REGRESSIONS = {r.id: r for r in (
         # never told to stop: at the bound's edge (10.80 s against 10 s in a
         # CI rehearsal, 2026-11-25), so teardown_within_bound may fail too
         (Catch("background/local/*/ray-shutdown-under-thread", "fail", (),
+               # the runtime the thread starts dies with that thread when it
+               # ends (owned_runtime_not_lost: 1 of 1 run, 2026-11-29)
                may_also=("no_ray_restart", "no_leftover_process", "threads_joined",
-                         "no_leftover_thread", "teardown_within_bound"),
+                         "no_leftover_thread", "teardown_within_bound", "owned_runtime_not_lost"),
                # the harness's reading before the next teardown (the nodes'
                # resources) does not return on the runtime the buggy thread is
                # starting (1 of 1 run, 2026-11-25; 4 of 4, 2026-11-26): the
@@ -1997,7 +1999,8 @@ REGRESSIONS = {r.id: r for r in (
         "by built_in_thread, 2026-11-29: the reference itself did this)",
         # the scenario's next Ray call waits for the dead GCS: Ray gives up after
         # 60 s and ends the process (68 s in all, measured 2026-11-29)
-        (Catch("built_in_thread/local/impl/all", "crash", ("no_crash",)),),
+        # (the watch sees the GCS go at once: owned_runtime_not_lost, 2026-11-29)
+        (Catch("built_in_thread/local/impl/all", "crash", ("no_crash", "owned_runtime_not_lost")),),
         every_kind(_ray_started_in_calling_thread),
         # on multinode the constructor's ray.init connects to the cluster: no process
         # of its own, nothing to die with the thread
@@ -2010,8 +2013,11 @@ REGRESSIONS = {r.id: r for r in (
         "a check-then-act on process-wide state written as if constructors ran one at a time "
         "(mutation analysis: survivor impl/runtime.py:101, DropLock, of tree 9202608, killed "
         "by built_in_thread/*/impl/all-at-once)",
+        # a runtime of the several started goes under the connected driver
+        # (owned_runtime_not_lost: seen in the one run since the oracle exists)
         (Catch("built_in_thread/local/impl/all-at-once", "fail",
-               ("calls_succeed", "no_leftover_process", "no_ray_restart")),),
+               ("calls_succeed", "no_leftover_process", "no_ray_restart"),
+               may_also=("owned_runtime_not_lost",)),),
         every_kind(_runtime_record_unlocked),
         # on multinode each constructor's ray.init connects: a second connect fails
         # too, but starts no runtime (not measured as a catch)

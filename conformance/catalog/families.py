@@ -563,6 +563,18 @@ def user_restart(fixture, owner, comps=ALL):
         ops = [*build(fixture, comps), *warm_up(comps), op("ray_restart"), *teardowns(perm)]
         yield make("restart", fixture, owner, ">".join(perm), ops, quick=perm == names,
                    built=comps)
+    # is_alive() of each healthy component, then after the user replaced the
+    # runtime its actors lived in: False, within the liveness bound, and the
+    # teardowns after it as above (is_alive() asked with no fault: a blind
+    # spot of the catalog). A component that pings its stale handles to find
+    # out still answers False, on Ray 2.60 and 2.50.1 alike (measured: the
+    # mutants of the reference's runtime check, component.py:220, pass this
+    # on both); it is a stale handle's ray.kill that aborts the process on
+    # 2.50.1 (ray-project/ray#59340: the teardowns of the scenarios above)
+    yield make("restart", fixture, owner, "alive>restart>alive", [
+        *build(fixture, comps), *warm_up(comps), *[alive_now(c) for c in names],
+        op("ray_restart"), *[op("check_alive", c, expect=False) for c in names],
+        *teardowns(names)], built=comps)
     rest = [op("teardown", c) for c in names if c != "collector"]
     ops = [*build(fixture, comps), *warm_up(comps), op("ray_restart"),
            op("teardown", "collector", shutdown_ray=True), *rest]

@@ -1289,8 +1289,12 @@ def runtime_changes(run: Run) -> list[dict]:
     ``identity``, ``what``, ``by_user`` (the harness's own calls as the
     user), ``t`` (history seconds)."""
     calls = [r for r in run.history.runtime if r.get("call")]
-    started = {session_of(r.get("after")) for r in calls}
-    ended = {session_of(r.get("before")) for r in calls}
+    # a call that left the connection as it was explains no GCS start or end (a
+    # ray.shutdown(wait_for_processes=True) on Ray 2.50.1, which lacks the
+    # parameter, raised TypeError and shut nothing down: mutation analysis,
+    # runtime.py:193)
+    started = {session_of(r.get("after")) for r in calls if r.get("after") != r.get("before")}
+    ended = {session_of(r.get("before")) for r in calls if r.get("after") != r.get("before")}
     out = []
     for r in run.history.runtime:
         where = {"i": r.get("i"), "last": r.get("last"), "t": r.get("t0", r.get("t")),
@@ -1406,6 +1410,42 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
         if verb in USER_RAY_VERBS and r["status"] == "ok":
             users = verb == "ray_restart"
         before = after
+    return out
+
+
+def owned_runtime_not_lost(run: Run) -> list[Finding]:
+    """A local runtime the implementation started ends only by a
+    ``ray.shutdown()``: its own (a teardown asked to end it, or the end of
+    the runtime's last holder) or the user's. Its GCS process ending with no
+    such call leaves the driver connected to a dead runtime (``ray.
+    is_initialized()`` still True), where every later Ray call of the user's
+    blocks: a runtime started from a thread that then ends dies with it
+    (``PR_SET_PDEATHSIG``, per thread on Linux: Tianshou 2.0.1's
+    ``RayVectorEnv`` built in such a thread; the reference's keeper thread
+    prevents it). Judged from the runtime watch's record of the driver's GCS
+    processes (``runtime_changes``: local runtimes only); the end of the
+    user's runtime is ``ray_not_shut_down_by_non_owner``'s. The harness's
+    reading of a dead runtime then never returns and the run ends as its
+    failure: this oracle's finding, at the op during which the GCS went,
+    stands (``verdict._split_at``)."""
+    unwatched = _watch_unknown(run)
+    if unwatched:
+        return [unwatched]
+    changes = runtime_changes(run)
+    users = {session_of((run.history.setup or {}).get("ray"))} if run.scenario.owner == "user" \
+        else set()
+    users |= {c["identity"].rsplit(", ", 1)[-1] if c["identity"].startswith("a local runtime")
+              else session_of(c["identity"]) for c in changes if c["kind"] == "start"
+              and c["by_user"]}
+    out = []
+    for c in changes:
+        if c["kind"] != "end" or not c["what"].startswith("the end of its GCS process"):
+            continue
+        if c["identity"].rsplit(", ", 1)[-1] in users:
+            continue  # the user's runtime: ray_not_shut_down_by_non_owner
+        out.append(_change(run, c, f"ended the runtime the implementation started "
+                                   f"({c['identity']}), the driver still connected to it: "
+                                   "Ray calls after it block on a GCS that is gone"))
     return out
 
 
@@ -2586,7 +2626,7 @@ ORACLES = {
         batches_hold_steps, eval_episode_consistent, seeded_batches_repeat, defaults_as_documented,
         ready_bound_as_documented, ready_batches_not_held_back,
         user_shutdown_ends_ray, ray_not_shut_down_by_non_owner, no_ray_restart, owned_runtime_ended,
-        owned_runtime_kept,
+        owned_runtime_kept, owned_runtime_not_lost,
         interrupt_prompt,
         use_after_close_clear_error, repr_names_state, liveness_reports_death, errors_surface,
         unraised_error_logged, quiet_when_healthy, teardown_prompt_when_healthy,

@@ -33,11 +33,26 @@ def _runs_text(outcomes: list) -> str:
 
 
 def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str,
-                reference: str = "the reference passes") -> str:
-    """The survivor's answer, for answers.txt."""
-    return (f"{key}  killed since by scenario {scenario}: the mutant applied to today's impl/"
-            f"{moved} and the scenario run {len(outcomes)} times with `mutate check` ({when}): "
-            f"{_runs_text(outcomes)}; {reference}")
+                reference: str = "the reference passes", where: str = "") -> str:
+    """The survivor's answer, for answers.txt (``where``: the release
+    environment it ran in, when not the suite's own Ray: ``release_environment``)."""
+    return (f"{key}  killed since by scenario {scenario}{where}: the mutant applied to today's "
+            f"impl/{moved} and the scenario run {len(outcomes)} times with `mutate check` "
+            f"({when}): {_runs_text(outcomes)}; {reference}")
+
+
+def release_environment(lock_text: str, ray_version: str, prefix: str) -> str:
+    """`` on Ray X (the release environment NAME)`` when this process's Ray is
+    not the one ``lock_text`` (ci/requirements.lock) pins, else ``""``: a kill
+    measured in another release (``python -m conformance venv ...``) says so."""
+    import re
+
+    pinned = re.search(r"^ray==(\S+)", lock_text, re.M)
+    if pinned and pinned.group(1) == ray_version:
+        return ""
+    from pathlib import Path
+
+    return f" on Ray {ray_version} (the release environment {Path(prefix).name})"
 
 
 def _changed_line(module: str, original: str) -> int | None:
@@ -106,6 +121,13 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
         if args.only_new else frozenset()
     named = [catalog.find(sid) for sid in args.scenario or []]
     os.chdir(repo_root)
+    import sys
+    from importlib.metadata import version
+
+    where = release_environment((Path(repo_root) / "ci" / "requirements.lock").read_text(),
+                                version("ray"), sys.prefix)
+    if where:
+        print(f"mutate check:{where}", flush=True)
     runner = ScenarioRunner()
     failures = 0
     try:
@@ -152,7 +174,8 @@ def main(args, results, repo_root, relocated, check_pristine) -> int:
                        f"{time.strftime('%H:%M', time.gmtime())} UTC"
                 reference = "the reference passes" if best[0] in {x.id for x in named} else \
                     "the reference passes it in the coverage run of today's impl/"
-                print(answer_line(key, best[0], moved, best[1], when, reference), flush=True)
+                print(answer_line(key, best[0], moved, best[1], when, reference, where),
+                      flush=True)
     finally:
         runner.close()
     return 1 if failures else 0

@@ -48,8 +48,18 @@ def use_mutation_extra() -> None:
     declared by ``plugins/*.dist-info``) on this process's path only."""
     site = Path(sys.prefix) / "mutation-site"
     if not (site / "cosmic_ray").is_dir():
-        raise SystemExit(f"error: cosmic-ray is not installed in {site}: run "
-                         f"RLC_EXTRAS=mutation RLC_VENV={sys.prefix} bash ci/setup.sh")
+        # a release's environment (``conformance venv``: another Ray, for `mutate check`)
+        # has no extra of its own: the suite's, when its Python is this one (the extra
+        # is pure Python but for its wheels' ABI)
+        suite = REPO_ROOT / ".venv"
+        if (suite / "mutation-site" / "cosmic_ray").is_dir() and (
+                suite / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}").is_dir():
+            site = suite / "mutation-site"
+        else:
+            raise SystemExit(f"error: cosmic-ray is not installed in {site}: run "
+                             f"RLC_EXTRAS=mutation RLC_VENV={sys.prefix} bash ci/setup.sh "
+                             f"(a release's environment uses the suite's {suite}/mutation-site "
+                             "when that venv's Python is this one)")
     for path in (str(PLUGINS), str(site)):
         if path not in sys.path:
             sys.path.insert(0, path)

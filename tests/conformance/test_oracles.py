@@ -1453,6 +1453,43 @@ def test_the_user_s_runtime_shut_down_inside_an_op_fails_even_if_one_is_up_after
     assert "no_ray_restart" in violations
 
 
+def test_the_implementation_s_runtime_lost_under_the_driver_fails_owned_runtime_not_lost():
+    """The GCS of a runtime the implementation started goes with no ray.shutdown()
+    (its starting thread ended): the driver is still connected, the harness's next
+    reading blocks and the run ends as the harness's failure; the finding, at the op
+    the GCS went in, stands: the verdict is fail, not error."""
+    from conformance.ops.history import HARNESS_EXIT_CODE
+
+    started = [runtime(0, "ray.init", None, RAY, thread="impl-ray-keeper"),
+               end(0, "construct", "collector")]
+    gone = {"phase": "runtime", "i": 1, "last": 1, "process": "gcs_server", "pid": 77,
+            "session": "session_a", "change": "gone", "thread": "rlc-runtime-watch", "t": 12.0}
+    stuck = {"phase": "harness-error", "error": {
+        "type": "fixtures.harness_threads.Unanswered",
+        "message": "rlc-node-resources: no answer within 15 s"}}
+    run = run_of([*started, gone, end(1, "iterate", "collector"), stuck], owner="impl",
+                 ray_at_setup=None, complete=False, exit_code=HARNESS_EXIT_CODE)
+    verdict, violations, unknowns = decide(run)
+    assert verdict == "fail" and "harness" in unknowns
+    assert violations["owned_runtime_not_lost"] == [
+        "op 1 (iterate collector): the end of its GCS process (pid 77), with no ray.shutdown() "
+        "call, ended the runtime the implementation started (a local runtime, session_a), the "
+        "driver still connected to it: Ray calls after it block on a GCS that is gone"]
+    # its own ray.shutdown() ends it: no finding; one that raised and left the driver
+    # connected (Ray 2.50.1 has no wait_for_processes: TypeError) explains nothing
+    shut = runtime(1, "ray.shutdown", RAY, None, thread="MainThread", t0=11.5)
+    recs = [*started, gone, shut, end(1, "teardown", "collector", probe={"ray": None}),
+            {**FINAL, "ray": None}]
+    assert "owned_runtime_not_lost" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    refused = {**shut, "after": RAY, "error": "builtins.TypeError"}
+    recs = [*started, gone, refused, end(1, "teardown", "collector")]
+    assert "owned_runtime_not_lost" in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    # the user's runtime gone: ray_not_shut_down_by_non_owner's, not this oracle's
+    recs = [end(0, "construct", "collector"), gone, end(1, "iterate", "collector")]
+    judged = judge(run_of(recs))
+    assert "owned_runtime_not_lost" not in judged and "ray_not_shut_down_by_non_owner" in judged
+
+
 def test_a_runtime_not_watched_during_the_ops_is_unknown():
     run = run_of([end(0, "construct", "buffer")])
     del run.history.setup["runtime_watch"]
