@@ -1284,17 +1284,14 @@ def runtime_changes(run: Run) -> list[dict]:
     ran (``conformance.ops.runtime_watch``), in order: a public ``ray.init`` or
     ``ray.shutdown`` call that connected or disconnected the driver, and a
     GCS process of the driver's that appeared or went with no such call
-    (a path around them). Each: ``kind`` (start, end), ``i`` (the op it
-    happened in, None: between ops), ``last`` (the last op begun),
-    ``identity``, ``what``, ``by_user`` (the harness's own calls as the
-    user), ``t`` (history seconds)."""
+    (a path around them: ``_call_explains``). Each: ``kind`` (start, end),
+    ``i`` (the op it happened in, None: between ops), ``last`` (the last op
+    begun), ``identity``, ``session``, ``source`` (call, process), ``what``,
+    ``by_user`` (the harness's own calls as the user), ``t`` (history
+    seconds); a process change also ``unsure`` (only a call whose runtime
+    could not be read might explain it) and ``connected`` (the driver's
+    ``ray.is_initialized()`` when the GCS went; None: not recorded)."""
     calls = [r for r in run.history.runtime if r.get("call")]
-    # a call that left the connection as it was explains no GCS start or end (a
-    # ray.shutdown(wait_for_processes=True) on Ray 2.50.1, which lacks the
-    # parameter, raised TypeError and shut nothing down: mutation analysis,
-    # runtime.py:193)
-    started = {session_of(r.get("after")) for r in calls if r.get("after") != r.get("before")}
-    ended = {session_of(r.get("before")) for r in calls if r.get("after") != r.get("before")}
     out = []
     for r in run.history.runtime:
         where = {"i": r.get("i"), "last": r.get("last"), "t": r.get("t0", r.get("t")),
@@ -1302,21 +1299,61 @@ def runtime_changes(run: Run) -> list[dict]:
         if r.get("call"):
             before, after = r.get("before"), r.get("after")
             what = f"{r['call']}() from thread {r.get('thread')}"
+            if r.get("unfinished"):
+                continue  # still running when the watch stopped: it changed nothing seen
             if session_of(after) and after != before:
-                out.append({**where, "kind": "start", "identity": after, "what": what})
+                out.append({**where, "kind": "start", "identity": after, "what": what,
+                            "session": session_of(after), "source": "call"})
             if session_of(before) and after != before:
-                out.append({**where, "kind": "end", "identity": before, "what": what})
+                out.append({**where, "kind": "end", "identity": before, "what": what,
+                            "session": session_of(before), "source": "call"})
         elif r.get("process") == "gcs_server":
             session, pid = r.get("session"), r.get("pid")
-            identity = f"a local runtime, {session}"
-            if r.get("change") == "appeared" and session not in started:
-                out.append({**where, "kind": "start", "identity": identity,
-                            "what": f"a GCS process (pid {pid}), with no ray.init() call,"})
-            elif r.get("change") == "gone" and session not in ended:
-                out.append({**where, "kind": "end", "identity": identity,
-                            "what": f"the end of its GCS process (pid {pid}), with no "
-                                    "ray.shutdown() call,"})
+            kind = {"appeared": "start", "gone": "end"}.get(r.get("change"))
+            why = _call_explains(calls, kind, session, r.get("t")) if kind else "yes"
+            if why == "yes":
+                continue
+            found = {**where, "kind": kind, "identity": f"a local runtime, {session}",
+                     "session": session, "source": "process", "unsure": why == "unsure",
+                     "connected": r.get("connected")}
+            if kind == "start":
+                out.append({**found, "what": f"a GCS process (pid {pid}), with no ray.init() "
+                                             "call,"})
+            else:
+                out.append({**found, "what": f"the end of its GCS process (pid {pid}), with no "
+                                             "ray.shutdown() call,"})
     return out
+
+
+def _call_explains(calls: list, kind: str, session: str | None, t: float | None) -> str | None:
+    """Whether a ``ray.init`` / ``ray.shutdown`` call begun by time ``t``
+    explains a GCS process of ``session`` appearing (``kind`` start) or going
+    (end): "yes"; "unsure" when only a call whose runtime could not be read
+    might; else None. A call explains only what it changed (after != before:
+    a ray.shutdown(wait_for_processes=True) on Ray 2.50.1, which lacks the
+    parameter, raised TypeError and shut nothing down; mutation analysis,
+    runtime.py:193), or what it was doing when the watch stopped
+    (``unfinished``); a call begun after the change explains nothing (a
+    ray.shutdown() of a runtime whose GCS had died already)."""
+    side = "after" if kind == "start" else "before"
+    call = "ray.init" if kind == "start" else "ray.shutdown"
+    answer = None
+    for r in calls:
+        if t is not None and r.get("t0") is not None and r["t0"] > t:
+            continue
+        if r.get("unfinished"):
+            if r["call"] != call:
+                continue
+            if kind == "start":
+                return "yes"  # a ray.init under way starts a runtime whose name it has not read
+        elif r.get("after") == r.get("before"):
+            continue
+        read = r.get(side)
+        if session_of(read) == session:
+            return "yes"
+        if str(read or "").startswith("unreadable") and r["call"] == call:
+            answer = "unsure"
+    return answer
 
 
 def _changed_at(c: dict) -> int:
@@ -1416,36 +1453,48 @@ def ray_not_shut_down_by_non_owner(run: Run) -> list[Finding]:
 def owned_runtime_not_lost(run: Run) -> list[Finding]:
     """A local runtime the implementation started ends only by a
     ``ray.shutdown()``: its own (a teardown asked to end it, or the end of
-    the runtime's last holder) or the user's. Its GCS process ending with no
-    such call leaves the driver connected to a dead runtime (``ray.
-    is_initialized()`` still True), where every later Ray call of the user's
-    blocks: a runtime started from a thread that then ends dies with it
-    (``PR_SET_PDEATHSIG``, per thread on Linux: Tianshou 2.0.1's
-    ``RayVectorEnv`` built in such a thread; the reference's keeper thread
-    prevents it). Judged from the runtime watch's record of the driver's GCS
-    processes (``runtime_changes``: local runtimes only); the end of the
-    user's runtime is ``ray_not_shut_down_by_non_owner``'s. The harness's
-    reading of a dead runtime then never returns and the run ends as its
-    failure: this oracle's finding, at the op during which the GCS went,
-    stands (``verdict._split_at``)."""
+    the runtime's last holder) or the user's. Its GCS process going, with no
+    such call begun before, while the driver is still connected
+    (``ray.is_initialized()`` True), leaves the user's process on a dead
+    runtime, where every later Ray call blocks until Ray gives up on the GCS
+    and ends the process: a runtime started from a thread that then ends
+    dies with it (``PR_SET_PDEATHSIG``, per thread on Linux: Tianshou
+    2.0.1's ``RayVectorEnv`` built in such a thread; the reference's keeper
+    thread prevents it). Judged from the runtime watch's records of the
+    driver's GCS processes (``runtime_changes``: local runtimes only); the end
+    of the user's runtime is ``ray_not_shut_down_by_non_owner``'s. The
+    harness's next reading of the dead runtime blocks and ends the run as
+    the harness's failure: this finding, made at the op the GCS went in,
+    stands (``verdict._split_at``). Unknown when only a ``ray.shutdown()``
+    whose runtime could not be read might have ended it, and on the local
+    fixture when the driver's processes were not watched."""
     unwatched = _watch_unknown(run)
     if unwatched:
         return [unwatched]
+    setup = run.history.setup or {}
+    processes = str((setup.get("runtime_watch") or {}).get("processes", ""))
+    if run.scenario.fixture == "local" and processes.startswith("not watched"):
+        return [unknown_in_run(f"the driver's GCS processes were {processes}: whether a runtime "
+                               "the implementation started died under it is not known",
+                               setup.get("t"))]
     changes = runtime_changes(run)
-    users = {session_of((run.history.setup or {}).get("ray"))} if run.scenario.owner == "user" \
-        else set()
-    users |= {c["identity"].rsplit(", ", 1)[-1] if c["identity"].startswith("a local runtime")
-              else session_of(c["identity"]) for c in changes if c["kind"] == "start"
-              and c["by_user"]}
+    user_sessions = {session_of(setup.get("ray"))} if run.scenario.owner == "user" else set()
+    user_sessions |= {c["session"] for c in changes if c["kind"] == "start" and c["by_user"]}
     out = []
     for c in changes:
-        if c["kind"] != "end" or not c["what"].startswith("the end of its GCS process"):
+        if c["kind"] != "end" or c["source"] != "process" or c["session"] in user_sessions:
+            continue  # the user's runtime: ray_not_shut_down_by_non_owner's
+        if c["connected"] is False:
+            continue  # the driver had left it (by a path around the watched ray.shutdown)
+        lost = f"ended the runtime the implementation started ({c['identity']})"
+        if c["unsure"]:
+            out.append(_change(run, c, f"{lost}, or a ray.shutdown() begun before it whose "
+                                       "runtime could not be read did", unknown=True))
             continue
-        if c["identity"].rsplit(", ", 1)[-1] in users:
-            continue  # the user's runtime: ray_not_shut_down_by_non_owner
-        out.append(_change(run, c, f"ended the runtime the implementation started "
-                                   f"({c['identity']}), the driver still connected to it: "
-                                   "Ray calls after it block on a GCS that is gone"))
+        connected = ", the driver still connected to it (ray.is_initialized() True)" \
+            if c["connected"] else ""
+        out.append(_change(run, c, f"{lost}{connected}: Ray calls after it block on a GCS "
+                                   "that is gone"))
     return out
 
 

@@ -51,7 +51,7 @@ def use_mutation_extra() -> None:
         # a release's environment (``conformance venv``: another Ray, for `mutate check`)
         # has no extra of its own: the suite's, when its Python is this one (the extra
         # is pure Python but for its wheels' ABI)
-        suite = REPO_ROOT / ".venv"
+        suite = REPO_ROOT / os.environ.get("RLC_VENV", ".venv")
         if (suite / "mutation-site" / "cosmic_ray").is_dir() and (
                 suite / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}").is_dir():
             site = suite / "mutation-site"

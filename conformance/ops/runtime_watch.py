@@ -24,8 +24,12 @@ was running, the last op begun and the calling thread):
 
 A name captured before the driver started (``from ray import init`` in a
 module the fork server preloads) bypasses the call watch; the process watch
-still sees a local runtime start. The watch never judges
-(``oracles.no_ray_restart`` and ``ray_not_shut_down_by_non_owner`` do) and
+still sees a local runtime start. A call still running when the watch
+stops (the ops ended, or the harness failed under it) is recorded then,
+``unfinished``. A GCS or raylet that goes is recorded with whether the
+driver was still connected (``ray.is_initialized()``, a flag of the driver's
+own). The watch never judges (``oracles.no_ray_restart``,
+``ray_not_shut_down_by_non_owner`` and ``owned_runtime_not_lost`` do) and
 never starts Ray.
 """
 from __future__ import annotations
@@ -112,6 +116,7 @@ class RuntimeWatch:
         self._stop = threading.Event()
         self._known: dict[int, dict] = {}
         self._thread: threading.Thread | None = None
+        self._running: dict[int, dict] = {}  # calls begun and not returned, by a token
 
     def install(self) -> dict:
         """Wrap the calls, start the process poller; the setup record's
@@ -136,7 +141,10 @@ class RuntimeWatch:
         return status
 
     def stop(self) -> None:
-        """No record from here on (the interpreter exit is not watched)."""
+        """No record from here on (the interpreter exit is not watched); a
+        call still running is recorded now, ``unfinished``."""
+        for begun in list(self._running.values()):
+            self._record({**begun, "after": None, "error": None, "unfinished": True})
         self.active = False
         self._stop.set()
         if self._thread is not None:
@@ -154,15 +162,19 @@ class RuntimeWatch:
             self._local.user = before
 
     # -- records ----------------------------------------------------------------------
+    def _where_now(self) -> dict:
+        """Where a record is made: the op running, the last begun, the thread."""
+        running, last = self.where()
+        t = threading.current_thread()
+        return {"i": running, "last": last, "thread": t.name,
+                "thread_key": thread_key(t),  # the key the probes' thread lists use
+                "main_thread": t is threading.main_thread()}
+
     def _record(self, record: dict) -> None:
         if not self.active:
             return
-        running, last = self.where()
-        t = threading.current_thread()
         try:
-            self.write({"phase": "runtime", "i": running, "last": last, "thread": t.name,
-                        "thread_key": thread_key(t),  # the key the probes' thread lists use
-                        "main_thread": t is threading.main_thread(), **record})
+            self.write({"phase": "runtime", **self._where_now(), **record})
         except Exception:  # noqa: BLE001 - never the implementation's problem
             pass
 
@@ -176,15 +188,20 @@ class RuntimeWatch:
             if not watch.active:
                 return real(*args, **kwargs)
             before, t0, error = ray_identity(strict=False), watch.clock(), None
+            begun = {**watch._where_now(), "call": f"ray.{name}", "by": "user" if getattr(
+                watch._local, "user", False) else None, "before": before, "t0": t0}
+            token = object()
+            watch._running[id(token)] = begun
             try:
                 return real(*args, **kwargs)
             except BaseException as exc:
                 error = f"{type(exc).__module__}.{type(exc).__qualname__}"
                 raise
             finally:
-                watch._record({"call": f"ray.{name}", "by": "user" if getattr(
-                    watch._local, "user", False) else None, "before": before,
-                    "after": ray_identity(strict=False), "t0": t0, "error": error})
+                watch._running.pop(id(token), None)
+                # where it returned (the op then: as ever), the thread and t0 of its start
+                watch._record({**begun, **watch._where_now(), "after": ray_identity(strict=False),
+                               "error": error})
 
         watched._rlc_runtime_watch = True
         return watched
@@ -207,6 +224,11 @@ class RuntimeWatch:
                     others.add(pid)
             for pid in now.keys() - self._known.keys():
                 self._record({**now[pid], "change": "appeared"})
-            for pid in self._known.keys() - now.keys():
-                self._record({**self._known[pid], "change": "gone"})
+            gone = self._known.keys() - now.keys()
+            if gone:
+                import ray
+
+                connected = ray.is_initialized()  # the driver's own flag: no call into Ray
+                for pid in gone:
+                    self._record({**self._known[pid], "change": "gone", "connected": connected})
             self._known = now

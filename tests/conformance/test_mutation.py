@@ -895,24 +895,31 @@ def test_a_checked_mutant_is_killed_only_when_every_run_failed_it():
         "passes")
 
 
-def test_a_kill_measured_in_another_release_says_which_ray_it_ran_on():
+def test_a_kill_measured_in_another_release_is_recorded_open_naming_that_ray():
     """``mutate check`` run by a release environment's python (``conformance
-    venv``): the answer line names that Ray and environment; on the Ray the
+    venv``): the answer line names that Ray and environment and stays open (the
+    profile's score counts only kills on the suite's own Ray); on the Ray the
     main lock pins, nothing is added."""
     from conformance.mutation.check import answer_line, release_environment
+    from conformance.mutation.report import answer_killer
     from conformance.mutation.runner import Outcome
 
     lock = "pytest==9.0.1\nray==2.60.0\n"
     assert release_environment(lock, "2.60.0", "/work/main/.venv") == ""
-    where = release_environment(lock, "2.50.1", "/root/.cache/rlc-venvs/torchrl-0.10.1_ray-2.50.1")
-    assert where == " on Ray 2.50.1 (the release environment torchrl-0.10.1_ray-2.50.1)"
+    assert release_environment("ray[default]==2.60.0\n", "2.60.0", "/x/.venv") == ""
+    suffix = release_environment(lock, "2.50.1", "/root/.cache/rlc-venvs/torchrl-0.10.1_ray-2.50.1")
+    assert suffix == " on Ray 2.50.1 (the release environment torchrl-0.10.1_ray-2.50.1)"
     crash = [Outcome("s", "crash", ["no_crash"], 1.0)] * 2
-    assert answer_line("impl/x.py:1:2:core/AddNot:0", "restart/multinode/user/v", "", crash,
-                       "2026-11-29 06:43-06:43 UTC", where=where) == (
-        "impl/x.py:1:2:core/AddNot:0  killed since by scenario restart/multinode/user/v on Ray "
-        "2.50.1 (the release environment torchrl-0.10.1_ray-2.50.1): the mutant applied to "
-        "today's impl/ and the scenario run 2 times with `mutate check` (2026-11-29 06:43-06:43 "
-        "UTC): crash [no_crash], crash [no_crash]; the reference passes")
+    line = answer_line("impl/x.py:1:2:core/AddNot:0", "restart/multinode/user/v", "", crash,
+                       "2026-11-29 06:43-06:43 UTC", release_suffix=suffix)
+    assert line == (
+        "impl/x.py:1:2:core/AddNot:0  open [release matrix]: killed by scenario "
+        "restart/multinode/user/v on Ray 2.50.1 (the release environment "
+        "torchrl-0.10.1_ray-2.50.1): the mutant applied to today's impl/ and the scenario run 2 "
+        "times with `mutate check` (2026-11-29 06:43-06:43 UTC): crash [no_crash], crash "
+        "[no_crash]; the reference passes; not on the suite's own Ray, whose runs of the profile "
+        "pass it")
+    assert answer_killer(line.split("  ", 1)[1]) is None  # counted open
 
 
 def test_a_checked_mutants_covering_scenarios_are_the_ones_mutate_run_would_take(

@@ -1453,41 +1453,95 @@ def test_the_user_s_runtime_shut_down_inside_an_op_fails_even_if_one_is_up_after
     assert "no_ray_restart" in violations
 
 
+def _gcs_gone(i, t=12.0, connected=True, session="session_a", last=None):
+    return {"phase": "runtime", "i": i, "last": i if last is None else last,
+            "process": "gcs_server", "pid": 77, "session": session, "change": "gone",
+            "thread": "rlc-runtime-watch", "t": t, "connected": connected}
+
+
+#: a runtime the implementation started at op 0 (its keeper thread's ray.init)
+IMPL_STARTED = [runtime(0, "ray.init", None, RAY, thread="impl-ray-keeper"),
+                end(0, "construct", "collector")]
+LOST = ("the end of its GCS process (pid 77), with no ray.shutdown() call, ended the runtime "
+        "the implementation started (a local runtime, session_a), the driver still connected "
+        "to it (ray.is_initialized() True): Ray calls after it block on a GCS that is gone")
+
+
 def test_the_implementation_s_runtime_lost_under_the_driver_fails_owned_runtime_not_lost():
     """The GCS of a runtime the implementation started goes with no ray.shutdown()
-    (its starting thread ended): the driver is still connected, the harness's next
+    (its starting thread ended), the driver still connected: the harness's next
     reading blocks and the run ends as the harness's failure; the finding, at the op
     the GCS went in, stands: the verdict is fail, not error."""
     from conformance.ops.history import HARNESS_EXIT_CODE
 
-    started = [runtime(0, "ray.init", None, RAY, thread="impl-ray-keeper"),
-               end(0, "construct", "collector")]
-    gone = {"phase": "runtime", "i": 1, "last": 1, "process": "gcs_server", "pid": 77,
-            "session": "session_a", "change": "gone", "thread": "rlc-runtime-watch", "t": 12.0}
     stuck = {"phase": "harness-error", "error": {
         "type": "fixtures.harness_threads.Unanswered",
         "message": "rlc-node-resources: no answer within 15 s"}}
-    run = run_of([*started, gone, end(1, "iterate", "collector"), stuck], owner="impl",
-                 ray_at_setup=None, complete=False, exit_code=HARNESS_EXIT_CODE)
+    run = run_of([*IMPL_STARTED, _gcs_gone(1), end(1, "iterate", "collector"), stuck],
+                 owner="impl", ray_at_setup=None, complete=False, exit_code=HARNESS_EXIT_CODE)
     verdict, violations, unknowns = decide(run)
     assert verdict == "fail" and "harness" in unknowns
-    assert violations["owned_runtime_not_lost"] == [
-        "op 1 (iterate collector): the end of its GCS process (pid 77), with no ray.shutdown() "
-        "call, ended the runtime the implementation started (a local runtime, session_a), the "
-        "driver still connected to it: Ray calls after it block on a GCS that is gone"]
-    # its own ray.shutdown() ends it: no finding; one that raised and left the driver
-    # connected (Ray 2.50.1 has no wait_for_processes: TypeError) explains nothing
+    assert violations["owned_runtime_not_lost"] == [f"op 1 (iterate collector): {LOST}"]
+    # between two ops: after the one before returned
+    recs = [*IMPL_STARTED, _gcs_gone(None, last=0), end(1, "iterate", "collector")]
+    assert judge(run_of(recs, owner="impl", ray_at_setup=None))["owned_runtime_not_lost"] == [
+        f"op 0 (construct collector): after it returned, {LOST}"]
+
+
+def test_only_a_ray_shutdown_begun_before_the_gcs_went_explains_its_end():
+    """Its own ray.shutdown() (begun before) ends it: no finding. One that raised
+    and left the driver connected (Ray 2.50.1 has no wait_for_processes: TypeError),
+    or one begun after the GCS had gone (the user's restart of a dead runtime),
+    explains nothing. One still running when the watch stopped explains it; one
+    whose runtime could not be read leaves it unknown."""
+    def judged(*recs):
+        run = run_of([*IMPL_STARTED, *recs], owner="impl", ray_at_setup=None)
+        return judge(run).get("owned_runtime_not_lost"), unknown(run).get("owned_runtime_not_lost")
+
     shut = runtime(1, "ray.shutdown", RAY, None, thread="MainThread", t0=11.5)
-    recs = [*started, gone, shut, end(1, "teardown", "collector", probe={"ray": None}),
-            {**FINAL, "ray": None}]
-    assert "owned_runtime_not_lost" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    down = end(1, "teardown", "collector", probe={"ray": None})
+    assert judged(_gcs_gone(1), shut, down, {**FINAL, "ray": None}) == (None, None)
     refused = {**shut, "after": RAY, "error": "builtins.TypeError"}
-    recs = [*started, gone, refused, end(1, "teardown", "collector")]
-    assert "owned_runtime_not_lost" in judge(run_of(recs, owner="impl", ray_at_setup=None))
-    # the user's runtime gone: ray_not_shut_down_by_non_owner's, not this oracle's
-    recs = [end(0, "construct", "collector"), gone, end(1, "iterate", "collector")]
+    assert judged(_gcs_gone(1), refused, end(1, "teardown", "collector"))[0] == [
+        f"op 1 (teardown collector): {LOST}"]
+    late = runtime(2, "ray.shutdown", RAY, None, by="user", t0=13.0)
+    assert judged(_gcs_gone(1), end(1, "iterate", "collector"), late,
+                  end(2, "ray_shutdown", probe={"ray": None}), {**FINAL, "ray": None})[0] == [
+        f"op 1 (iterate collector): {LOST}"]
+    running = {**shut, "after": None, "unfinished": True}
+    assert judged(_gcs_gone(1), running, end(1, "teardown", "collector")) == (None, None)
+    unreadable = {**shut, "before": "unreadable: AttributeError"}
+    found, unsure = judged(_gcs_gone(1), unreadable, down, {**FINAL, "ray": None})
+    assert found is None and unsure == [
+        "op 1 (teardown collector): the end of its GCS process (pid 77), with no ray.shutdown() "
+        "call, ended the runtime the implementation started (a local runtime, session_a), or a "
+        "ray.shutdown() begun before it whose runtime could not be read did"]
+
+
+def test_a_gcs_gone_after_the_driver_left_it_or_of_the_user_s_runtime_is_not_owned_runtime_not_lost():
+    # the driver no longer connected when the GCS went (a path around the watched name)
+    recs = [*IMPL_STARTED, _gcs_gone(1, connected=False), end(1, "iterate", "collector")]
+    assert "owned_runtime_not_lost" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    # the user's runtime: the one the user started (owner user), or restarted
+    recs = [end(0, "construct", "collector"), _gcs_gone(1), end(1, "iterate", "collector")]
     judged = judge(run_of(recs))
     assert "owned_runtime_not_lost" not in judged and "ray_not_shut_down_by_non_owner" in judged
+    restart = [runtime(1, "ray.shutdown", RAY, None, by="user", t0=5.0),
+               runtime(1, "ray.init", None, OTHER, by="user", t0=6.0),
+               end(1, "ray_restart", probe={"ray": OTHER}),
+               _gcs_gone(2, session="session_x"), end(2, "teardown", "collector",
+                                                      probe={"ray": OTHER})]
+    judged = judge(run_of([*IMPL_STARTED, *restart, {**FINAL, "ray": OTHER}], owner="impl",
+                          ray_at_setup=None))
+    assert "owned_runtime_not_lost" not in judged and "ray_not_shut_down_by_non_owner" in judged
+
+
+def test_owned_runtime_not_lost_is_unknown_where_the_driver_s_processes_were_not_watched():
+    run = run_of([*IMPL_STARTED, end(1, "iterate", "collector")], owner="impl", ray_at_setup=None)
+    run.history.setup["runtime_watch"] = {**WATCH, "processes": "not watched: [Errno 2] no /proc"}
+    assert unknown(run)["owned_runtime_not_lost"] == [
+        "the driver's GCS processes were not watched: [Errno 2] no /proc: whether a runtime the "
+        "implementation started died under it is not known"]
 
 
 def test_a_runtime_not_watched_during_the_ops_is_unknown():

@@ -71,3 +71,34 @@ def test_ray_s_auto_init_goes_through_ray_init_and_each_runtime_s_processes_are_
            if r.get("process") == "gcs_server"]
     assert gcs == [("appeared", sessions[0]), ("gone", sessions[0]),
                    ("appeared", sessions[1]), ("gone", sessions[1])], gcs
+
+
+def test_a_call_still_running_when_the_watch_stops_is_recorded_unfinished():
+    """A ray.shutdown() still under way when the watch stops (the ops ended, or
+    the harness failed) leaves a record, ``unfinished``, with where it began:
+    what it may have ended is then explained (``oracles._call_explains``), not
+    taken for an end with no call. Its return after the stop is not recorded."""
+    import threading
+
+    from conformance.ops.runtime_watch import RuntimeWatch
+
+    records = []
+    watch = RuntimeWatch(records.append, lambda: 1.5)
+    watch.where = lambda: (3, 3)
+    watch.active = True  # as install() leaves it, without wrapping Ray's names
+    begun, finish = threading.Event(), threading.Event()
+
+    def slow_shutdown():
+        begun.set()
+        finish.wait(10)
+
+    call = threading.Thread(target=watch._wrap("shutdown", slow_shutdown), name="user-shutdown")
+    call.start()
+    assert begun.wait(10)
+    watch.stop()
+    finish.set()
+    call.join(10)
+    assert [{k: r[k] for k in ("phase", "call", "i", "thread", "t0", "before", "after",
+                               "unfinished")} for r in records] == [
+        {"phase": "runtime", "call": "ray.shutdown", "i": 3, "thread": "user-shutdown",
+         "t0": 1.5, "before": None, "after": None, "unfinished": True}]
