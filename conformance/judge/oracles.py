@@ -1289,8 +1289,10 @@ def runtime_changes(run: Run) -> list[dict]:
     begun), ``identity``, ``session``, ``source`` (call, process), ``what``,
     ``by_user`` (the harness's own calls as the user), ``t`` (history
     seconds); a process change also ``unsure`` (only a call whose runtime
-    could not be read might explain it) and ``connected`` (the driver's
-    ``ray.is_initialized()`` when the GCS went; None: not recorded)."""
+    could not be read might explain it), ``shutdown_under_way`` (a
+    ray.shutdown() of it still running when the watch stopped) and
+    ``connected`` (the driver's ``ray.is_initialized()`` at the watch's poll
+    that saw the GCS gone; None: not recorded)."""
     calls = [r for r in run.history.runtime if r.get("call")]
     out = []
     for r in run.history.runtime:
@@ -1315,7 +1317,7 @@ def runtime_changes(run: Run) -> list[dict]:
                 continue
             found = {**where, "kind": kind, "identity": f"a local runtime, {session}",
                      "session": session, "source": "process", "unsure": why == "unsure",
-                     "connected": r.get("connected")}
+                     "shutdown_under_way": why == "under way", "connected": r.get("connected")}
             if kind == "start":
                 out.append({**found, "what": f"a GCS process (pid {pid}), with no ray.init() "
                                              "call,"})
@@ -1328,12 +1330,12 @@ def runtime_changes(run: Run) -> list[dict]:
 def _call_explains(calls: list, kind: str, session: str | None, t: float | None) -> str | None:
     """Whether a ``ray.init`` / ``ray.shutdown`` call begun by time ``t``
     explains a GCS process of ``session`` appearing (``kind`` start) or going
-    (end): "yes"; "unsure" when only a call whose runtime could not be read
-    might; else None. A call explains only what it changed (after != before:
+    (end): "yes"; "under way" when a ray.shutdown() of it was still running
+    when the watch stopped; "unsure" when only a call whose runtime could not
+    be read might; else None. A call explains only what it changed (after != before:
     a ray.shutdown(wait_for_processes=True) on Ray 2.50.1, which lacks the
     parameter, raised TypeError and shut nothing down; mutation analysis,
-    runtime.py:193), or what it was doing when the watch stopped
-    (``unfinished``); a call begun after the change explains nothing (a
+    runtime.py:193); a call begun after the change explains nothing (a
     ray.shutdown() of a runtime whose GCS had died already)."""
     side = "after" if kind == "start" else "before"
     call = "ray.init" if kind == "start" else "ray.shutdown"
@@ -1342,16 +1344,18 @@ def _call_explains(calls: list, kind: str, session: str | None, t: float | None)
         if t is not None and r.get("t0") is not None and r["t0"] > t:
             continue
         if r.get("unfinished"):
-            if r["call"] != call:
-                continue
-            if kind == "start":
-                return "yes"  # a ray.init under way starts a runtime whose name it has not read
-        elif r.get("after") == r.get("before"):
+            # still running when the watch stopped: a ray.shutdown() of this runtime under
+            # way (owned_runtime_not_lost's explanation only: for the others the change
+            # stands, as when such calls were not recorded); a ray.init() explains nothing
+            if kind == "end" and r["call"] == call and session_of(r.get("before")) == session:
+                answer = "under way"
+            continue
+        if r.get("after") == r.get("before"):
             continue
         read = r.get(side)
         if session_of(read) == session:
             return "yes"
-        if str(read or "").startswith("unreadable") and r["call"] == call:
+        if str(read or "").startswith("unreadable") and r["call"] == call and answer is None:
             answer = "unsure"
     return answer
 
@@ -1484,8 +1488,8 @@ def owned_runtime_not_lost(run: Run) -> list[Finding]:
     for c in changes:
         if c["kind"] != "end" or c["source"] != "process" or c["session"] in user_sessions:
             continue  # the user's runtime: ray_not_shut_down_by_non_owner's
-        if c["connected"] is False:
-            continue  # the driver had left it (by a path around the watched ray.shutdown)
+        if c["connected"] is False or c["shutdown_under_way"]:
+            continue  # the driver had left it, or a ray.shutdown() of it was under way
         lost = f"ended the runtime the implementation started ({c['identity']})"
         if c["unsure"]:
             out.append(_change(run, c, f"{lost}, or a ray.shutdown() begun before it whose "

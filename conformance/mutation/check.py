@@ -44,7 +44,7 @@ def answer_line(key: str, scenario: str, moved: str, outcomes: list, when: str,
                 f"{reference}")
     if release_suffix:
         return (f"{key}  open [release matrix]: killed by scenario {scenario}{release_suffix}: "
-                f"{measured}; not on the suite's own Ray, whose runs of the profile pass it")
+                f"{measured}; not counted: the profile's score is the suite's on its own Ray")
     return f"{key}  killed since by scenario {scenario}: {measured}"
 
 

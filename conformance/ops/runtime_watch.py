@@ -117,6 +117,9 @@ class RuntimeWatch:
         self._known: dict[int, dict] = {}
         self._thread: threading.Thread | None = None
         self._running: dict[int, dict] = {}  # calls begun and not returned, by a token
+        # one lock over a call's end (its entry dropped, its record written) and stop()'s
+        # (the entries left recorded, the watch off): each call gets exactly one record
+        self._calls_lock = threading.Lock()
 
     def install(self) -> dict:
         """Wrap the calls, start the process poller; the setup record's
@@ -143,9 +146,10 @@ class RuntimeWatch:
     def stop(self) -> None:
         """No record from here on (the interpreter exit is not watched); a
         call still running is recorded now, ``unfinished``."""
-        for begun in list(self._running.values()):
-            self._record({**begun, "after": None, "error": None, "unfinished": True})
-        self.active = False
+        with self._calls_lock:
+            for begun in list(self._running.values()):
+                self._record({**begun, "after": None, "error": None, "unfinished": True})
+            self.active = False
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2 * PROCESS_INTERVAL + 1.0)
@@ -198,10 +202,12 @@ class RuntimeWatch:
                 error = f"{type(exc).__module__}.{type(exc).__qualname__}"
                 raise
             finally:
-                watch._running.pop(id(token), None)
                 # where it returned (the op then: as ever), the thread and t0 of its start
-                watch._record({**begun, **watch._where_now(), "after": ray_identity(strict=False),
-                               "error": error})
+                ended = {**begun, **watch._where_now(), "after": ray_identity(strict=False),
+                         "error": error}
+                with watch._calls_lock:
+                    watch._running.pop(id(token), None)
+                    watch._record(ended)
 
         watched._rlc_runtime_watch = True
         return watched
@@ -226,9 +232,12 @@ class RuntimeWatch:
                 self._record({**now[pid], "change": "appeared"})
             gone = self._known.keys() - now.keys()
             if gone:
-                import ray
+                try:
+                    import ray
 
-                connected = ray.is_initialized()  # the driver's own flag: no call into Ray
+                    connected = ray.is_initialized()  # the driver's own flag: no call into Ray
+                except Exception:  # noqa: BLE001 - not known: the oracle claims nothing
+                    connected = None
                 for pid in gone:
                     self._record({**self._known[pid], "change": "gone", "connected": connected})
             self._known = now

@@ -917,8 +917,8 @@ def test_a_kill_measured_in_another_release_is_recorded_open_naming_that_ray():
         "restart/multinode/user/v on Ray 2.50.1 (the release environment "
         "torchrl-0.10.1_ray-2.50.1): the mutant applied to today's impl/ and the scenario run 2 "
         "times with `mutate check` (2026-11-29 06:43-06:43 UTC): crash [no_crash], crash "
-        "[no_crash]; the reference passes; not on the suite's own Ray, whose runs of the profile "
-        "pass it")
+        "[no_crash]; the reference passes; not counted: the profile's score is the suite's on "
+        "its own Ray")
     assert answer_killer(line.split("  ", 1)[1]) is None  # counted open
 
 

@@ -1518,6 +1518,22 @@ def test_only_a_ray_shutdown_begun_before_the_gcs_went_explains_its_end():
         "ray.shutdown() begun before it whose runtime could not be read did"]
 
 
+def test_a_call_still_running_when_the_watch_stopped_hides_no_runtime_change_of_the_others():
+    """An unfinished ray.shutdown() of the implementation's runtime explains its GCS
+    going for owned_runtime_not_lost only; an unfinished ray.init() explains no GCS
+    appearing (no_ray_restart still sees it), and an unfinished ray.shutdown() by the
+    implementation still ends the user's runtime (ray_not_shut_down_by_non_owner)."""
+    appeared = {**_gcs_gone(1, session="session_y"), "change": "appeared"}
+    init = {**runtime(1, "ray.init", None, None, thread="impl-bg", t0=4.0), "unfinished": True}
+    recs = [end(0, "construct", "buffer"), appeared, init, end(1, "teardown", "buffer")]
+    assert judge(run_of(recs))["no_ray_restart"] == [
+        "op 1 (teardown buffer): a GCS process (pid 77), with no ray.init() call, started a "
+        "Ray runtime (a local runtime, session_y)"]
+    shut = {**runtime(1, "ray.shutdown", RAY, None, thread="impl-bg", t0=4.0), "unfinished": True}
+    recs = [end(0, "construct", "buffer"), shut, _gcs_gone(1), end(1, "teardown", "buffer")]
+    assert "ray_not_shut_down_by_non_owner" in judge(run_of(recs))
+
+
 def test_a_gcs_gone_after_the_driver_left_it_or_of_the_user_s_runtime_is_not_owned_runtime_not_lost():
     # the driver no longer connected when the GCS went (a path around the watched name)
     recs = [*IMPL_STARTED, _gcs_gone(1, connected=False), end(1, "iterate", "collector")]
