@@ -425,7 +425,7 @@ def interrupt_prompt(run: Run) -> list[Finding]:
         elif r["status"] == "ok":
             if info.get("in_op") or took > bound:
                 out.append(at(r, f": the {sig} sent {info.get('after')}s into it "
-                                 + ("raised KeyboardInterrupt inside it, "
+                                 + (f"raised {raises} inside it, "
                                     if info.get("in_op") else "")
                                  + f"and the op returned normally {took:.2f}s after the "
                                    f"signal: no {raises} came out (swallowed)"))

@@ -21,6 +21,7 @@ counted apart.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -204,3 +205,27 @@ def _kind(answer: str | None) -> str:
     if not answer:
         return "unanswered"
     return next(k.strip().split(" ")[0] for k in ANSWER_KINDS if answer.startswith(k))
+
+
+def floor_problems(scores: dict, floors: dict, readme: str) -> list[str]:
+    """Why the committed results break their ratchet (``floor.json``), or
+    nothing: a profile's score below its floor, or a floor marked lowered
+    whose own entry is missing under the README's "## Score drops": the
+    line ``floor PROFILE SCORE (lowered, DATE HH:MM UTC`` of the floor's
+    ``since`` (an entry of an earlier lowering to the same score does not
+    stand for this one)."""
+    drops = readme.split("## Score drops", 1)[1] if "## Score drops" in readme else ""
+    out = []
+    for profile, floor in floors.items():
+        got = scores.get(profile, {}).get("all", {}).get("score")
+        if got is None or got < floor["score"]:
+            out.append(f"{profile}: score {got} is below its floor {floor['score']}")
+        if not floor.get("lowered"):
+            continue
+        when = re.match(r"(\d{4}-\d{2}-\d{2}),? (\d{2}:\d{2}) UTC", floor.get("since", ""))
+        entry = when and f"floor {profile} {floor['score']} (lowered, {when[1]} {when[2]} UTC"
+        if not entry or entry not in " ".join(drops.split()):
+            out.append(f"{profile}: floor {floor['score']} is marked lowered (since "
+                       f"{floor.get('since')!r}) and README's Score drops has no line "
+                       f"'{entry or 'floor PROFILE SCORE (lowered, DATE HH:MM UTC'}...'")
+    return out

@@ -18,12 +18,19 @@ code. SIGTERM is sent as it is, under whatever handler the process has: on
 Ray 2.60 ``ray.init`` in the main thread installs ``sys.exit(15)`` as its
 Python handler and the core worker a C++ failure-signal handler in front of
 it (which aborts the process 3 s after a SIGTERM if it is still running,
-measured); replacing either would change what is under test.
+measured); replacing either would change what is under test. Whether that
+Python handler ran while the op ran is read instead by a profile hook on the
+main thread (``sys.setprofile``, for the op a SIGTERM is armed for only): it
+sees the handler's call and changes nothing. An op that returns normally
+after the handler ran inside it swallowed the handler's ``SystemExit``: a
+user's ``kill`` or a CI cancellation no longer ends the program
+(``interrupt_prompt`` fails it).
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -71,7 +78,8 @@ class Armed:
         self.ends_program = ends_program(args)
         self.op_i: int | None = None  # the op it was sent into
         self.sent_at: float | None = None  # monotonic, just before os.kill
-        self.handled_at: float | None = None  # monotonic: our SIGINT handler ran
+        self.handled_at: float | None = None  # monotonic: our SIGINT handler (or the
+        # process's Python SIGTERM handler, seen by the profile hook) ran
         self.in_op: bool | None = None  # our handler ran while the op ran (None: it never ran)
         self.handler: str | None = None  # SIGINT's at the send: "harness", or "other" (the
         # implementation replaced it); SIGTERM: None (never the harness's)
@@ -110,6 +118,7 @@ class Interrupts:
         self.window_open = False  # the main thread is inside the op's call
         self.uncaught: BaseException | None = None  # what ends the program, raised again at exit
         self._installed = False
+        self._profile: tuple | None = None  # (the main thread's profile function before ours,)
 
     # -- arming (the interrupt verb, main thread) -----------------------------------
     def arm(self, args: dict) -> dict:
@@ -139,6 +148,8 @@ class Interrupts:
         self.current = armed
         self.window_open = True
         if armed is not None:
+            if armed.signal == "SIGTERM":
+                self._watch_sigterm_handler(armed)
             armed.op_started.set()
 
     def op_ends(self) -> Armed | None:
@@ -147,6 +158,9 @@ class Interrupts:
         with self.lock:
             self.window_open = False
             armed, self.current = self.current, None
+        if self._profile is not None:
+            sys.setprofile(self._profile[0])
+            self._profile = None
         if armed is not None:
             armed.op_ended.set()
             armed.done.wait(5.0)  # it was waiting or is sending now: either ends at once
@@ -186,6 +200,25 @@ class Interrupts:
             armed.error = exc
         finally:
             armed.done.set()
+
+    def _watch_sigterm_handler(self, armed: Armed) -> None:
+        """Until the op ends, note when the process's Python SIGTERM handler
+        starts running in the main thread (not when it is a C-level one:
+        then ``in_op`` stays unknown). Main thread, at the op's start."""
+        handler = getattr(signal.getsignal(signal.SIGTERM), "__code__", None)
+        if handler is None:
+            return
+        previous = sys.getprofile()
+
+        def profile(frame, event, arg):
+            if event == "call" and frame.f_code is handler and armed.handled_at is None:
+                armed.handled_at = time.monotonic()
+                armed.in_op = self.window_open and self.current is armed
+            if previous is not None:
+                previous(frame, event, arg)
+
+        self._profile = (previous,)
+        sys.setprofile(profile)
 
     def _on_sigint(self, signum, frame):
         """Python's default SIGINT behaviour, except for a SIGINT of ours that

@@ -1257,6 +1257,13 @@ def test_an_interrupt_swallowed_late_or_turned_into_another_error_fails():
         "op 0 (poll evaluator): the SIGINT sent 0.5s into it raised KeyboardInterrupt inside "
         "it, and the op returned normally 2.01s after the signal: no KeyboardInterrupt came "
         "out (swallowed)"]
+    # a SIGTERM whose handler (Ray's sys.exit) ran inside the op: the SystemExit swallowed
+    term = interrupted(0, "teardown", "evaluator", status="ok", signal="SIGTERM", in_op=True,
+                       returned_after=0.53)
+    assert judge(run_of([sent(0, "SIGTERM"), term]))["interrupt_prompt"] == [
+        "op 0 (teardown evaluator): the SIGTERM sent 0.5s into it raised SystemExit inside "
+        "it, and the op returned normally 0.53s after the signal: no SystemExit came out "
+        "(swallowed)"]
     late = interrupted(0, "iterate", "collector", returned_after=3.5)
     assert judge(run_of([sent(0), late]))["interrupt_prompt"] == [
         "op 0 (iterate collector): KeyboardInterrupt came out 3.50s after the SIGINT "
