@@ -53,10 +53,10 @@ WATCHED_CALLS = ("init", "shutdown")
 
 def ray_identity(strict: bool = True) -> str | None:
     """The connected Ray runtime as "gcs/session/job", without ever starting
-    one: one definition, the reference's (``impl.runtime.runtime_identity``).
+    one (``fixtures.identity``: the harness's reading, not the reference's).
     ``strict``: an error reading it is raised (the probes: what they cannot
     read is unknown); else it reads "unreadable: <error>"."""
-    from impl.runtime import runtime_identity
+    from fixtures.identity import runtime_identity  # imports ray: the driver's, at its first read
 
     try:
         identity = runtime_identity(strict=True)

@@ -666,7 +666,7 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
     out += adapter.script_header()
     out += ["", "", f"NAMESPACE = {spec.namespace!r}",
             "ACTOR_NAME = 'rlc-eval-{}'.format(os.getpid())  # set by --actor-name", ""]
-    from impl.runtime import runtime_identity  # the suite's and the reference's definition
+    from fixtures.identity import runtime_identity  # the harness's reading, not the reference's
 
     out += ["", ""] + source_of(runtime_identity)
     out += ["", ""] + source_of(ray_driver_thread)  # _threads_left leaves Ray's own out

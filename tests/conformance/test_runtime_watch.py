@@ -45,18 +45,57 @@ print(json.dumps({"status": status, "records": records}))
 """
 
 
-def test_ray_s_auto_init_goes_through_ray_init_and_each_runtime_s_processes_are_seen():
+IDENTITY_DRIVER = """
+import json
+import ray
+import impl.runtime
+
+
+def broken(*args, **kwargs):
+    raise RuntimeError("the reference's reading, broken as a mutant may break it")
+
+
+impl.runtime.runtime_identity = broken
+from conformance.ops.runtime_watch import ray_identity
+
+before = ray_identity()
+ray.init(address="local", num_cpus=1, include_dashboard=False)
+context = ray.get_runtime_context()
+want = f"{context.gcs_address}/{context.get_session_name()}/{context.get_job_id()}"
+during = ray_identity()
+ray.shutdown()
+print(json.dumps({"before": before, "during": during, "want": want, "after": ray_identity()}))
+"""
+
+
+def _driven(code: str) -> dict:
+    """Run ``code`` as a driver of its own (a private Ray temp dir, every
+    process it starts stopped after); the JSON its last line prints."""
     marker = f"rlc-watch-test-{uuid.uuid4().hex[:8]}"
     tmpdir = tempfile.mkdtemp(prefix="rlc-w-")  # short: unix socket paths are length-limited
     env = full_env({**ray_env(tmpdir, marker), "RAY_ADDRESS": "local"})
     try:
-        out = subprocess.run([sys.executable, "-c", DRIVER], env=env, cwd=str(REPO_ROOT),
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(REPO_ROOT),
                              capture_output=True, text=True, timeout=240)
     finally:
         procs.kill_marked(marker, 0.5)
         shutil.rmtree(tmpdir, ignore_errors=True)
     assert out.returncode == 0, out.stderr[-3000:]
-    found = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_harness_reads_the_runtime_without_the_reference_s_code():
+    """The probes' reading of the runtime (``fixtures.identity``) does not go
+    through ``impl.runtime``: a mutant of the reference's reading cannot
+    make the harness fail and pass for a verdict (runtime.py:75:15 did,
+    2026-11-29)."""
+    found = _driven(IDENTITY_DRIVER)
+    assert found["before"] is None and found["after"] is None
+    assert found["during"] == found["want"], found
+
+
+def test_ray_s_auto_init_goes_through_ray_init_and_each_runtime_s_processes_are_seen():
+    found = _driven(DRIVER)
     assert found["status"]["calls"] == ["ray.init", "ray.shutdown"]
     calls = [(r["call"], r["before"] is None, r["after"] is None)
              for r in found["records"] if r.get("call")]
