@@ -702,8 +702,8 @@ def defaults(fixture, owner, comps=ALL):
 def seeded(fixture, owner, comps=ALL):
     """A collector built with a seed, iterated, torn down, and built again
     with the same seed (feature ``seed``): both builds yield the same batches
-    (``seeded_batches_repeat``), as an experiment rerun from its seed must.
-    Sync, so that each batch stacks the actors in their order (an async
+    (``seeded_batches_repeat``), as an experiment rerun from its seed must;
+    with seed 7, and with 0 (full). Sync, so that each batch stacks the actors in their order (an async
     batch is whichever actor was ready first); 16 frames a batch."""
     if "collector" not in comps:
         return
@@ -711,6 +711,11 @@ def seeded(fixture, owner, comps=ALL):
                       op("iterate", "collector", batches=2, digest=True), op("teardown", "collector")]
     yield make("seeded", fixture, owner, "collector-rebuilt", [*build_and_read, *build_and_read],
                spec={"seed": 7, "frames_per_batch": 16}, quick=True)
+    # seed 0, the one users pick most: each actor's seed derived from it must be
+    # one the env takes (gymnasium refuses a negative seed: a per-actor seed
+    # of seed - i fails the build of actor 1, measured 2026-11-29, #27)
+    yield make("seeded", fixture, owner, "collector-rebuilt-seed-0",
+               [*build_and_read, *build_and_read], spec={"seed": 0, "frames_per_batch": 16})
 
 
 def construction_failure(fixture, owner, comps=ALL):

@@ -36,6 +36,14 @@ GENERIC_ERRORS = {
     "builtins.IndexError", "builtins.NameError", "builtins.AssertionError",
     "builtins.UnboundLocalError", "builtins.NotImplementedError",
 }
+#: errors that say the implementation's code could not be loaded, never a
+#: refusal of what the scenario passed: a constructor expected to fail that
+#: raised one did not judge its arguments (a mutant that breaks the module's
+#: syntax passed six construction_failure scenarios so, 2026-11-29)
+UNLOADABLE_ERRORS = {
+    "builtins.SyntaxError", "builtins.IndentationError", "builtins.TabError",
+    "builtins.ImportError", "builtins.ModuleNotFoundError",
+}
 CLOSED_WORDS = re.compile(r"clos|shut ?down|terminat|no longer|not running", re.I)
 #: how a line of an error's message says that an env id is not registered:
 #: gymnasium's ``NameNotFound: Environment `RlcNoSuchEnv` doesn't exist.``
@@ -2372,7 +2380,11 @@ def fails_clearly(run: Run) -> list[Finding]:
         # a TypeError is a clear answer to bad arguments (fail=invalid:...), not
         # to defaults or a killed actor (may_fail)
         unclear = GENERIC_ERRORS - ({"builtins.TypeError"} if args.get("fail") else set())
-        if e["type"] in unclear:
+        if e["type"] in UNLOADABLE_ERRORS:
+            out.append(at(r, f"raised {e['type']}: the implementation's code could not be "
+                             f"loaded, which is no answer to what it was given: "
+                             f"{e['message'][:200]}"))
+        elif e["type"] in unclear:
             out.append(at(r, f"raised an unclear {e['type']}: {e['message'][:200]}"))
         elif args.get("fail") in ("unknown_env", "one_unknown_env") and not names_the_missing_env(e):
             out.append(at(r, f"raised {e['type']} without saying that env {UNKNOWN_ENV_ID!r} does not "

@@ -1007,6 +1007,17 @@ def test_a_constructor_allowed_to_fail_passes_built_or_failing_clearly_but_not_u
     assert verdict == "fail" and violations["fails_clearly"] == [
         "op 0 (construct collector) raised an unclear builtins.KeyError: 'num_gpus'",
         "op 0 (construct collector) left actors behind: ['x1']"]
+    # code that cannot be loaded refused nothing, also where a refusal is expected
+    for how in ({"may_fail": True}, {"fail": "invalid:frames_per_batch"}):
+        broken = end(0, "construct", "collector", args=how, status="raised",
+                     error=err("builtins.SyntaxError", "non-default argument follows default "
+                                                       "argument (collector.py, line 66)"),
+                     probe={"job_actors": {"actors": {}, "source": "gcs"}})
+        verdict, violations, _ = decide(run_of([broken]))
+        assert verdict == "fail" and violations["fails_clearly"] == [
+            "op 0 (construct collector) raised builtins.SyntaxError: the implementation's code "
+            "could not be loaded, which is no answer to what it was given: non-default "
+            "argument follows default argument (collector.py, line 66)"], how
 
 
 def test_an_actor_alive_after_a_connected_driver_exited_fails_and_an_unread_cluster_is_unknown():
