@@ -18,9 +18,11 @@ the storage at the return equal to every later read (1280, 1088); without the
 fence it returned in 2.13 and 2.19 s, the storage at the return 1088, yet
 the public read right after it gave 1216 both times, as after the stall.
 Every public read queues (one sequential default
-group) behind the writes that reached the buffer before it, so no user sees
-a write land after ``shutdown()`` returned: the fence changes only how long
-the teardown takes, and what a write arriving after the fence would do.
+group) behind the writes that reached the buffer before it, so those writes
+are in what it reads: the fence changes how long the teardown takes, and
+what happens to a write still in flight when the fence arrives (dropped;
+without it, kept). The probe's batches are small (64 rows of CartPole,
+passed inline with the call); a large one goes through the object store.
 """
 from __future__ import annotations
 

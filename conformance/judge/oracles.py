@@ -431,7 +431,11 @@ def interrupt_prompt(run: Run) -> list[Finding]:
                 out.append(at(r, f": {raises} came out {took:.2f}s after the {sig} "
                                  f"(bound {INTERRUPT_BOUND}s)"))
         elif r["status"] == "ok":
-            if info.get("in_op") or took > bound:
+            if info.get("in_op") and info.get("dropped"):
+                out.append(unknown_at(r, f": the {sig}'s handler ran inside it, in code where "
+                                         f"Python discards its {raises} ({info['dropped']}): "
+                                         "not the implementation's doing"))
+            elif info.get("in_op") or took > bound:
                 out.append(at(r, f": the {sig} sent {info.get('after')}s into it "
                                  + (f"raised {raises} inside it, "
                                     if info.get("in_op") else "")

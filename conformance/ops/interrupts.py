@@ -19,12 +19,17 @@ Ray 2.60 ``ray.init`` in the main thread installs ``sys.exit(15)`` as its
 Python handler and the core worker a C++ failure-signal handler in front of
 it (which aborts the process 3 s after a SIGTERM if it is still running,
 measured); replacing either would change what is under test. Whether that
-Python handler ran while the op ran is read instead by a profile hook on the
-main thread (``sys.setprofile``, for the op a SIGTERM is armed for only): it
-sees the handler's call and changes nothing. An op that returns normally
-after the handler ran inside it swallowed the handler's ``SystemExit``: a
-user's ``kill`` or a CI cancellation no longer ends the program
-(``interrupt_prompt`` fails it).
+Python handler's ``sys.exit`` ran while the op ran is read instead: for the
+op a SIGTERM is armed for only, ``sys.exit`` is a wrapper that notes a call
+from the handler and then exits as it would (no cost elsewhere, nothing
+replaced that the signal goes through). An op that returns normally after
+that swallowed the handler's ``SystemExit``: a user's ``kill`` or a CI
+cancellation no longer ends the program (``interrupt_prompt`` fails it).
+Unless Python itself dropped it: a handler that runs inside a finalizer
+(a ``__del__``, a weakref callback) has its ``SystemExit`` printed as
+"Exception ignored" and discarded, which ``sys.unraisablehook`` (wrapped
+for the op too) records, and the run is then unknown. A handler that is
+not a Python function, or never calls ``sys.exit``, leaves it unknown.
 """
 from __future__ import annotations
 
@@ -82,7 +87,10 @@ class Armed:
         # process's Python SIGTERM handler, seen by the profile hook) ran
         self.in_op: bool | None = None  # our handler ran while the op ran (None: it never ran)
         self.handler: str | None = None  # SIGINT's at the send: "harness", or "other" (the
-        # implementation replaced it); SIGTERM: None (never the harness's)
+        # implementation replaced it); SIGTERM's: the Python handler that called
+        # sys.exit ("file:function"), None when none did during the op
+        self.dropped: str | None = None  # SIGTERM: Python discarded the handler's
+        # SystemExit (raised in a finalizer: sys.unraisablehook), where
         self.not_sent: str | None = None  # why it was never sent
         self.error: BaseException | None = None  # the sending thread failed
         self.done = threading.Event()  # the sending thread ended
@@ -93,6 +101,8 @@ class Armed:
         """What the end record of the op says about the signal."""
         out = {"signal": self.signal, "after": self.after, "ends_program": self.ends_program,
                "sent": self.sent_at is not None, "in_op": self.in_op, "handler": self.handler}
+        if self.dropped is not None:
+            out["dropped"] = self.dropped
         if self.sent_at is not None:
             out["returned_after"] = round(out_at - self.sent_at, 4)
             if self.handled_at is not None:
@@ -118,7 +128,7 @@ class Interrupts:
         self.window_open = False  # the main thread is inside the op's call
         self.uncaught: BaseException | None = None  # what ends the program, raised again at exit
         self._installed = False
-        self._profile: tuple | None = None  # (the main thread's profile function before ours,)
+        self._saved_exit: tuple | None = None  # (sys.exit, sys.unraisablehook) while wrapped
 
     # -- arming (the interrupt verb, main thread) -----------------------------------
     def arm(self, args: dict) -> dict:
@@ -158,9 +168,9 @@ class Interrupts:
         with self.lock:
             self.window_open = False
             armed, self.current = self.current, None
-        if self._profile is not None:
-            sys.setprofile(self._profile[0])
-            self._profile = None
+        if self._saved_exit is not None:
+            sys.exit, sys.unraisablehook = self._saved_exit
+            self._saved_exit = None
         if armed is not None:
             armed.op_ended.set()
             armed.done.wait(5.0)  # it was waiting or is sending now: either ends at once
@@ -202,23 +212,29 @@ class Interrupts:
             armed.done.set()
 
     def _watch_sigterm_handler(self, armed: Armed) -> None:
-        """Until the op ends, note when the process's Python SIGTERM handler
-        starts running in the main thread (not when it is a C-level one:
-        then ``in_op`` stays unknown). Main thread, at the op's start."""
+        """Until the op ends, note a call of ``sys.exit`` made by the process's
+        Python SIGTERM handler (Ray's: ``sys.exit(signum)``), and a
+        ``SystemExit`` Python discards as unraisable. Main thread, at the op's
+        start; ``op_ends`` puts both back."""
         handler = getattr(signal.getsignal(signal.SIGTERM), "__code__", None)
         if handler is None:
             return
-        previous = sys.getprofile()
+        real_exit, real_hook = sys.exit, sys.unraisablehook
 
-        def profile(frame, event, arg):
-            if event == "call" and frame.f_code is handler and armed.handled_at is None:
+        def exit(*args):
+            if sys._getframe(1).f_code is handler and armed.handled_at is None:
                 armed.handled_at = time.monotonic()
                 armed.in_op = self.window_open and self.current is armed
-            if previous is not None:
-                previous(frame, event, arg)
+                armed.handler = f"{handler.co_filename}:{handler.co_name}"
+            return real_exit(*args)
 
-        self._profile = (previous,)
-        sys.setprofile(profile)
+        def unraisable(info):
+            if isinstance(info.exc_value, SystemExit) and armed.handled_at is not None:
+                armed.dropped = f"{info.err_msg or 'Exception ignored in'}: {info.object!r}"[:200]
+            real_hook(info)
+
+        self._saved_exit = (real_exit, real_hook)
+        sys.exit, sys.unraisablehook = exit, unraisable
 
     def _on_sigint(self, signum, frame):
         """Python's default SIGINT behaviour, except for a SIGINT of ours that

@@ -1,6 +1,7 @@
 """The harness's record of a signal sent into an op (conformance.ops.interrupts):
-whether the process's Python SIGTERM handler ran inside the op, read by a
-profile hook that leaves the handler in place."""
+whether the process's Python SIGTERM handler (Ray's ``sys.exit(signum)``) ran
+inside the op, read by wrapping ``sys.exit`` for that op only, and whether
+Python discarded its ``SystemExit`` (a handler run inside a finalizer)."""
 import os
 import signal
 import sys
@@ -17,7 +18,7 @@ class _Writer:
 
 
 def _exits(signum, frame):
-    """As Ray 2.60's handler in a driver's main thread (ray.init): sys.exit(15)."""
+    """As Ray 2.60's handler in a driver's main thread (ray.init): sys.exit(signum)."""
     sys.exit(signum)
 
 
@@ -42,16 +43,39 @@ def _running(interrupts: Interrupts, verb: str) -> Armed:
 
 def test_a_sigterm_handler_that_runs_inside_the_op_is_seen_there(sigterm_exits):
     interrupts = Interrupts(_Writer())
-    before = sys.getprofile()
+    real_exit, real_hook = sys.exit, sys.unraisablehook
     armed = _running(interrupts, "teardown")
     armed.sent_at = time.monotonic()
     with pytest.raises(SystemExit):
         os.kill(os.getpid(), signal.SIGTERM)  # the handler runs at the next bytecode
         time.sleep(5)  # not reached: the handler's SystemExit ends it
     assert interrupts.op_ends() is armed
-    assert armed.in_op is True and armed.handled_at is not None
-    assert sys.getprofile() is before  # the hook is gone with the op
+    assert armed.in_op is True and armed.handled_at is not None and armed.dropped is None
+    assert armed.handler.endswith("test_interrupts.py:_exits")
+    assert (sys.exit, sys.unraisablehook) == (real_exit, real_hook)  # put back with the op
     assert armed.record(None, time.monotonic())["in_op"] is True
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # passed on, as it must
+def test_a_sigterm_handler_run_in_a_finalizer_is_seen_with_its_exit_dropped(sigterm_exits):
+    """Python prints and discards an exception raised in ``__del__``: the op
+    goes on, and the record says the SystemExit was Python's to drop."""
+
+    class Dropped:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)
+            sum(range(10))  # bytecode: the handler runs here, inside the finalizer
+
+    interrupts = Interrupts(_Writer())
+    saved_hook = sys.unraisablehook
+    armed = _running(interrupts, "teardown")
+    armed.sent_at = time.monotonic()
+    dropped = Dropped()
+    del dropped  # no SystemExit comes out here
+    interrupts.op_ends()
+    assert armed.in_op is True and "Dropped.__del__" in armed.dropped
+    assert armed.record(None, time.monotonic())["dropped"] == armed.dropped
+    assert sys.unraisablehook is saved_hook
 
 
 def test_a_sigterm_handler_that_runs_after_the_op_is_not_inside_it(sigterm_exits):
@@ -68,9 +92,9 @@ def test_a_c_level_sigterm_handler_leaves_in_op_unknown():
     saved = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         interrupts = Interrupts(_Writer())
-        before = sys.getprofile()
+        real_exit = sys.exit
         armed = _running(interrupts, "teardown")
-        assert sys.getprofile() is before  # nothing to watch: no hook installed
+        assert sys.exit is real_exit  # nothing to watch: nothing wrapped
         interrupts.op_ends()
         assert armed.in_op is None
     finally:

@@ -229,6 +229,11 @@ def test_a_floor_broken_or_lowered_without_its_own_entry_is_named():
         "measured on another Ray') and README's Score drops has no line 'floor quick 0.75 "
         "(lowered, 2026-11-29 08:10 UTC...'",
         "full: score 0.8 is below its floor 0.81"]
+    # a since without its date and time cannot name an entry
+    undated = {"quick": {"score": 0.75, "lowered": True, "since": "after the review"}}
+    assert floor_problems(scores, undated, readme) == [
+        "quick: floor 0.75 is marked lowered (since 'after the review') and README's Score "
+        "drops has no line 'floor PROFILE SCORE (lowered, DATE HH:MM UTC...'"]
     # its own entry, wrapped over two lines as the README's are, answers it
     readme += "\n- floor quick 0.75\n  (lowered, 2026-11-29 08:10 UTC, from 0.77): why\n"
     floors["full"]["score"] = 0.80

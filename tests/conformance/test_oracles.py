@@ -1275,6 +1275,15 @@ def test_an_interrupt_swallowed_late_or_turned_into_another_error_fails():
         "op 0 (teardown evaluator): the SIGTERM sent 0.5s into it raised SystemExit inside "
         "it, and the op returned normally 0.53s after the signal: no SystemExit came out "
         "(swallowed)"]
+    # ... unless Python itself dropped it: the handler ran in a finalizer
+    dropped = interrupted(0, "teardown", "evaluator", status="ok", signal="SIGTERM", in_op=True,
+                          dropped="Exception ignored in: <function ActorHandle.__del__>")
+    verdict, violations, unknown_ = decide(run_of([sent(0, "SIGTERM"), dropped]))
+    assert verdict == "error" and violations == {}
+    assert unknown_["interrupt_prompt"] == [
+        "op 0 (teardown evaluator): the SIGTERM's handler ran inside it, in code where Python "
+        "discards its SystemExit (Exception ignored in: <function ActorHandle.__del__>): not "
+        "the implementation's doing"]
     late = interrupted(0, "iterate", "collector", returned_after=3.5)
     assert judge(run_of([sent(0), late]))["interrupt_prompt"] == [
         "op 0 (iterate collector): KeyboardInterrupt came out 3.50s after the SIGINT "
