@@ -403,6 +403,24 @@ def _built_after_teardown(fixture, owner, comps):
         *build(fixture, ("evaluator",), placement=place, extra={"evaluator": FILL}),
         op("submit", "evaluator"), op("poll", "evaluator", timeout=30),
         op("teardown", "evaluator")])
+    # the node shared: a collector and an eval worker take half its CPUs each,
+    # so Ray's view lists no CPU free at all while both live; the eval worker
+    # is torn down beside the working collector and built again on its half.
+    # Its teardown must wait for, and only for, its own half shown free: a
+    # missing key read as a free CPU or as none makes it return before the
+    # release (resources_released_at_teardown) or wait its whole RELEASE_WAIT
+    # (teardown_prompt_when_healthy): three survivors of the mutation analysis,
+    # measured with standalone runs 2026-11-29 (#27). On the local fixture, with
+    # no placement: a node_a resource released with the CPUs would hide both
+    if fixture == "local":
+        half = {"fill": 0.5}
+        yield make("order", fixture, owner, "collector+evaluator(share-node)>evaluator(built-after)", [
+            *build(fixture, ("collector", "evaluator"), extra={"collector": half, "evaluator": half}),
+            op("iterate", "collector", batches=1), op("submit", "evaluator"),
+            op("poll", "evaluator", timeout=30), op("teardown", "evaluator"),
+            op("construct", "evaluator", **half), op("submit", "evaluator"),
+            op("poll", "evaluator", timeout=30), op("teardown", "evaluator"),
+            op("iterate", "collector", batches=1), op("teardown", "collector")])
 
 
 def killed(fixture, owner, comps=ALL):

@@ -262,10 +262,12 @@ def _spec_for(ctx, op):
         resources[kind] = {"resources": {a["place"]: 1}}
     if a.get("infeasible"):
         resources[kind] = INFEASIBLE
-    if a.get("fill"):  # its actors take every CPU of their node between them
+    if a.get("fill"):  # its actors take every CPU of their node between them (True), or
+        # that share of them (a number: two components of 0.5 fill it together)
         actors = spec.num_collectors if kind == "collector" else 1
+        share = 1.0 if a["fill"] is True else float(a["fill"])
         resources[kind] = {**resources.get(kind, {}),
-                           "num_cpus": ctx.node_cpus(a.get("place")) / actors}
+                           "num_cpus": ctx.node_cpus(a.get("place")) * share / actors}
     if a.get("restarts"):  # Ray restarts a dead actor that many times, unless killed for good
         resources[kind] = {**resources.get(kind, {}), "max_restarts": int(a["restarts"])}
     changes = {"resources": resources}
@@ -323,7 +325,7 @@ def _policy_helpers(ops) -> list:
             "a collector writes into, fail, may_fail, place, named: True or a second name's "
             "suffix, ready, connect, infeasible, per_actor_envs (True, or the first actor's "
             "env id), total_frames: this "
-            "instance's, fill: its actors take all the CPUs of their node, policy: "
+            "instance's, fill: its actors take all the CPUs of their node (or a share: 0.5), policy: "
             "\"module\", a collector running conformance.policies.CartPolePolicy; restarts: N, its "
             "actors created with max_restarts=N; thread: True, built from a thread of the "
             "user's that ends once the build returned, as a thread pool's worker or "

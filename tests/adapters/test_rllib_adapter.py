@@ -113,7 +113,8 @@ def test_features_components_and_catalog(adapter):
     # killed/*/user/evaluator-never-scheduled>teardown)
     # and the components built from threads that end, on the implementation's runtime
     # (local) and the user's (multinode), one after another and all at once
-    assert (len(quick), len(skipped)) == (99, 32)
+    # and the named worker's teardown a SIGTERM lands in (named_evaluator: skipped)
+    assert (len(quick), len(skipped)) == (100, 33)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
