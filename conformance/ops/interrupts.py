@@ -83,8 +83,8 @@ class Armed:
         self.ends_program = ends_program(args)
         self.op_i: int | None = None  # the op it was sent into
         self.sent_at: float | None = None  # monotonic, just before os.kill
-        self.handled_at: float | None = None  # monotonic: our SIGINT handler (or the
-        # process's Python SIGTERM handler, seen by the profile hook) ran
+        self.handled_at: float | None = None  # monotonic: our SIGINT handler ran (SIGTERM:
+        # the process's Python handler called sys.exit, seen by the op's wrapper)
         self.in_op: bool | None = None  # our handler ran while the op ran (None: it never ran)
         self.handler: str | None = None  # SIGINT's at the send: "harness", or "other" (the
         # implementation replaced it); SIGTERM's: the Python handler that called
