@@ -411,7 +411,8 @@ def _built_after_teardown(fixture, owner, comps):
     # release (resources_released_at_teardown) or wait its whole RELEASE_WAIT
     # (teardown_prompt_when_healthy): three survivors of the mutation analysis,
     # measured with standalone runs 2026-11-29 (#27). On the local fixture, with
-    # no placement: a node_a resource released with the CPUs would hide both
+    # no placement: a node_a resource released with the CPUs would hide both.
+    # Quick: about 6 s
     if fixture == "local":
         half = {"fill": 0.5}
         yield make("order", fixture, owner, "collector+evaluator(share-node)>evaluator(built-after)", [
@@ -420,7 +421,7 @@ def _built_after_teardown(fixture, owner, comps):
             op("poll", "evaluator", timeout=30), op("teardown", "evaluator"),
             op("construct", "evaluator", **half), op("submit", "evaluator"),
             op("poll", "evaluator", timeout=30), op("teardown", "evaluator"),
-            op("iterate", "collector", batches=1), op("teardown", "collector")])
+            op("iterate", "collector", batches=1), op("teardown", "collector")], quick=True)
 
 
 def killed(fixture, owner, comps=ALL):

@@ -68,6 +68,13 @@ QUICK_ON_LOCAL = {
         "a second teardown at once waits for the first one's slow env close() instead of "
         "killing the actors under it: concurrent-teardown-kills (regressions.py); 5.8 s on the "
         "reference (2026-11-28)",
+    # only here without a placement resource (a node_a amount released with the
+    # CPUs would hide what it judges)
+    "order/user/collector+evaluator(share-node)>evaluator(built-after)":
+        "two components fill the node between them, one is torn down beside the other: a "
+        "release wait that misreads the CPU key Ray's view drops when none is free returns "
+        "early or waits its whole bound (resources.py, mutation analysis #27); 5.7-7.2 s on "
+        "the reference (2026-11-29)",
     # every implementation with a collector gets one local quick run
     "early_break/user/async-after-0":
         "the collector's plainest lifecycle (construct, teardown) on a runtime the user started",
