@@ -722,8 +722,9 @@ def seeded(fixture, owner, comps=ALL):
     """A collector built with a seed, iterated, torn down, and built again
     with the same seed (feature ``seed``): both builds yield the same batches
     (``seeded_batches_repeat``), as an experiment rerun from its seed must;
-    with seed 7, and with 0 (full). Sync, so that each batch stacks the actors in their order (an async
-    batch is whichever actor was ready first); 16 frames a batch."""
+    with seed 7, and with 0 (full). Sync, so that each batch stacks the
+    actors in their order (an async batch is whichever actor was ready
+    first); 16 frames a batch."""
     if "collector" not in comps:
         return
     build_and_read = [op("construct", "collector", sync=True),

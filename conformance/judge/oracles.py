@@ -411,8 +411,10 @@ def interrupt_prompt(run: Run) -> list[Finding]:
     (the op returning normally), not turned into another error.
 
     A signal that did not land inside its op is unknown (``error``), never a
-    pass; a driver Ray aborted while still in the op (3 s after a SIGTERM)
-    fails it."""
+    pass, and so is a SIGTERM whose handler ran inside it where Python itself
+    discards the ``SystemExit`` (a finalizer: ``conformance.ops.interrupts``);
+    a driver Ray aborted while still in the op (3 s after a SIGTERM) fails
+    it."""
     out = []
     bound = INTERRUPT_BOUND + BOUND_SLACK
     for r, info in _interrupted_ops(run):
@@ -1482,7 +1484,8 @@ def owned_runtime_not_lost(run: Run) -> list[Finding]:
     harness's next reading of the dead runtime blocks and ends the run as
     the harness's failure: this finding, made at the op the GCS went in,
     stands (``verdict._split_at``). Unknown when only a ``ray.shutdown()``
-    whose runtime could not be read might have ended it, and on the local
+    whose runtime could not be read might have ended it, when the watch
+    could not read whether the driver was still connected, and on the local
     fixture when the driver's processes were not watched."""
     unwatched = _watch_unknown(run)
     if unwatched:
@@ -1506,11 +1509,13 @@ def owned_runtime_not_lost(run: Run) -> list[Finding]:
         if c["unsure"]:
             out.append(_change(run, c, f"{lost}, or a ray.shutdown() begun before it whose "
                                        "runtime could not be read did", unknown=True))
-            continue
-        connected = ", the driver still connected to it (ray.is_initialized() True)" \
-            if c["connected"] else ""
-        out.append(_change(run, c, f"{lost}{connected}: Ray calls after it block on a GCS "
-                                   "that is gone"))
+        elif c["connected"] is None:  # the watch could not read the driver's flag
+            out.append(_change(run, c, f"{lost}; whether the driver was still connected to "
+                                       "it is not known", unknown=True))
+        else:
+            out.append(_change(run, c, f"{lost}, the driver still connected to it "
+                                       "(ray.is_initialized() True): Ray calls after it block "
+                                       "on a GCS that is gone"))
     return out
 
 

@@ -165,12 +165,14 @@ class Interrupts:
     def op_ends(self) -> Armed | None:
         """Right after the op's call returned or raised: no signal is sent from
         here on; the op's signal (if any), its thread ended."""
-        with self.lock:
-            self.window_open = False
-            armed, self.current = self.current, None
-        if self._saved_exit is not None:
-            sys.exit, sys.unraisablehook = self._saved_exit
-            self._saved_exit = None
+        try:
+            with self.lock:
+                self.window_open = False
+                armed, self.current = self.current, None
+        finally:  # a SIGTERM handler running here must not leave the wrappers in place
+            if self._saved_exit is not None:
+                sys.exit, sys.unraisablehook = self._saved_exit
+                self._saved_exit = None
         if armed is not None:
             armed.op_ended.set()
             armed.done.wait(5.0)  # it was waiting or is sending now: either ends at once

@@ -116,7 +116,7 @@ class RuntimeWatch:
         self._stop = threading.Event()
         self._known: dict[int, dict] = {}
         self._thread: threading.Thread | None = None
-        self._running: dict[int, dict] = {}  # calls begun and not returned, by a token
+        self._running: dict[object, dict] = {}  # calls begun and not returned, by a token
         # one lock over a call's end (its entry dropped, its record written) and stop()'s
         # (the entries left recorded, the watch off): each call gets exactly one record
         self._calls_lock = threading.Lock()
@@ -195,7 +195,7 @@ class RuntimeWatch:
             begun = {**watch._where_now(), "call": f"ray.{name}", "by": "user" if getattr(
                 watch._local, "user", False) else None, "before": before, "t0": t0}
             token = object()
-            watch._running[id(token)] = begun
+            watch._running[token] = begun
             try:
                 return real(*args, **kwargs)
             except BaseException as exc:
@@ -206,7 +206,7 @@ class RuntimeWatch:
                 ended = {**begun, **watch._where_now(), "after": ray_identity(strict=False),
                          "error": error}
                 with watch._calls_lock:
-                    watch._running.pop(id(token), None)
+                    watch._running.pop(token, None)
                     watch._record(ended)
 
         watched._rlc_runtime_watch = True

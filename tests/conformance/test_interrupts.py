@@ -99,3 +99,24 @@ def test_a_c_level_sigterm_handler_leaves_in_op_unknown():
         assert armed.in_op is None
     finally:
         signal.signal(signal.SIGTERM, saved)
+
+
+def test_the_wrappers_go_even_when_the_handler_raises_as_the_op_ends(sigterm_exits):
+    """A SIGTERM handled while ``op_ends`` runs: its SystemExit comes out of
+    ``op_ends``, and ``sys.exit`` and ``sys.unraisablehook`` are Python's again."""
+    interrupts = Interrupts(_Writer())
+    real_exit, real_hook = sys.exit, sys.unraisablehook
+
+    class RaisingLock:  # the handler's SystemExit, as it would come out inside the lock
+        def __enter__(self):
+            raise SystemExit(15)
+
+        def __exit__(self, *exc):
+            return False
+
+    _running(interrupts, "teardown")
+    interrupts.lock = RaisingLock()
+    with pytest.raises(SystemExit):
+        interrupts.op_ends()
+    assert (sys.exit, sys.unraisablehook) == (real_exit, real_hook)
+

@@ -1565,6 +1565,14 @@ def test_a_gcs_gone_after_the_driver_left_it_or_of_the_user_s_runtime_is_not_own
     # the driver no longer connected when the GCS went (a path around the watched name)
     recs = [*IMPL_STARTED, _gcs_gone(1, connected=False), end(1, "iterate", "collector")]
     assert "owned_runtime_not_lost" not in judge(run_of(recs, owner="impl", ray_at_setup=None))
+    # the watch could not read whether it was still connected: unknown, neither pass nor fail
+    run = run_of([*IMPL_STARTED, _gcs_gone(1, connected=None), end(1, "iterate", "collector")],
+                 owner="impl", ray_at_setup=None)
+    assert "owned_runtime_not_lost" not in judge(run)
+    assert unknown(run)["owned_runtime_not_lost"] == [
+        "op 1 (iterate collector): the end of its GCS process (pid 77), with no ray.shutdown() "
+        "call, ended the runtime the implementation started (a local runtime, session_a); "
+        "whether the driver was still connected to it is not known"]
     # the user's runtime: the one the user started (owner user), or restarted
     recs = [end(0, "construct", "collector"), _gcs_gone(1), end(1, "iterate", "collector")]
     judged = judge(run_of(recs))
