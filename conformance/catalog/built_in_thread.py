@@ -84,3 +84,12 @@ def built_in_thread(fixture, owner, comps=ALL):
         yield make("built_in_thread", fixture, owner, "all>ray",
                    [*everything, *teardowns((*order, "ray"))], quick=True,
                    impl_quick=fixture == "local", built=comps)
+        # the same end through a name bound before the implementation's import
+        # (`from ray import shutdown` in a module imported first): no wrapper of the
+        # implementation's runs, so what kept the runtime must see its end by itself
+        # and end too, within the liveness bound (the op waits that long for it).
+        # Quick on multinode (no local slot): a keeper runs there too (the build's
+        # ray.init connects from it), and what it must notice is the same
+        yield make("built_in_thread", fixture, owner, "all>ray(bound-before-import)",
+                   [*everything, *teardowns(order), op("ray_shutdown", binding="before-import")],
+                   quick=True, impl_quick=True, built=comps)

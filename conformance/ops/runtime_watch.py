@@ -117,6 +117,11 @@ class RuntimeWatch:
         self._known: dict[int, dict] = {}
         self._thread: threading.Thread | None = None
         self._running: dict[object, dict] = {}  # calls begun and not returned, by a token
+        #: name -> ``ray.<name>`` as this watch installed it, before the adapter
+        #: loads: what a module imported before the implementation holds after
+        #: ``from ray import shutdown`` (a library's own wrapper of the name, set
+        #: later on the ``ray`` module, is not in it; ``verbs.ray_shutdown``)
+        self.installed: dict = {}
         # one lock over a call's end (its entry dropped, its record written) and stop()'s
         # (the entries left recorded, the watch off): each call gets exactly one record
         self._calls_lock = threading.Lock()
@@ -128,7 +133,8 @@ class RuntimeWatch:
 
         try:
             for name in WATCHED_CALLS:
-                setattr(ray, name, self._wrap(name, getattr(ray, name)))
+                self.installed[name] = self._wrap(name, getattr(ray, name))
+                setattr(ray, name, self.installed[name])
             status = {"calls": [f"ray.{n}" for n in WATCHED_CALLS]}
             try:
                 self._known = {p["pid"]: p for p in map(_runtime_process, _children()) if p}

@@ -1405,16 +1405,78 @@ def _ray_down(model, op) -> None:
     model.ray_up = False
 
 
-@verb(IMPL, "the user calls ray.shutdown()", probes_actors=True,
-      script=lambda op, w: ["ray.shutdown()  # the user's own"],
+#: ``ray_shutdown(binding=...)``: the name the user's code calls. "module": ``ray.shutdown``
+#: looked up when called (a wrapper the implementation set on the module runs);
+#: "before-import": the name as a module imported before the implementation bound
+#: it (``from ray import shutdown``): no wrapper of the implementation's runs, and
+#: what it keeps with a runtime must notice the end on its own
+SHUTDOWN_BINDINGS = ("module", "before-import")
+#: seconds a check_alive or check_error waits for its answer unless told (the
+#: contract's liveness bound)
+LIVENESS_BOUND = 5.0
+#: seconds a ``ray_shutdown(binding="before-import")`` waits at most for the threads
+#: the scenario started to end, as a program that goes on after it would
+#: (``no_leftover_thread`` judges the final probe's): the liveness bound
+NOTICE_BOUND = LIVENESS_BOUND
+
+
+def _ray_shutdown_script(op, w) -> list[str]:
+    if op.args.get("binding", "module") == "module":
+        return ["ray.shutdown()  # the user's own"]
+    return ["# the user's own, through a name bound before the library's import",
+            "RAY_SHUTDOWN_BOUND_EARLY()",
+            f"# then the program goes on: the suite waits up to {NOTICE_BOUND} s for the",
+            "# library's threads to end (it reads them once the operations are done)",
+            "_noticed_by = time.monotonic() + %r" % NOTICE_BOUND,
+            "while time.monotonic() < _noticed_by and _library_threads(THREADS_BEFORE):",
+            "    time.sleep(0.05)",
+            "_threads_left(THREADS_BEFORE)  # prints what is still running"]
+
+
+def early_bindings(ops) -> list[str]:
+    """Script lines right after ``import ray``, before the library's import:
+    the names a ``ray_shutdown(binding="before-import")`` calls."""
+    if not any(o.verb == "ray_shutdown" and o.args.get("binding") == "before-import"
+               for o in ops):
+        return []
+    return ["RAY_SHUTDOWN_BOUND_EARLY = ray.shutdown  # a module imported before the library's: "
+            "`from ray import shutdown`"]
+
+
+@verb(IMPL, "the user calls ray.shutdown() (args: binding, one of SHUTDOWN_BINDINGS: "
+            "\"module\" by default; \"before-import\" calls the name as bound before the "
+            "implementation's import, then waits up to NOTICE_BOUND for the threads "
+            "the scenario started to end)", probes_actors=True,
+      script=_ray_shutdown_script,
+      deadline=lambda op, adapter, spec: DEFAULT_DEADLINE + NOTICE_BOUND,
       walk=WalkRule(lambda m: [(1, None, {})] if m.owner == "user" and m.ray_up and m.built
                     else [], _ray_down))
 def ray_shutdown(ctx, op):
     import ray
 
+    binding = op.args.get("binding", "module")
+    if binding not in SHUTDOWN_BINDINGS:
+        raise HarnessError(f"ray_shutdown binding {binding!r}: not one of {SHUTDOWN_BINDINGS}")
+    if binding == "module":
+        with ctx.as_user():
+            ray.shutdown()
+        return {}
+    shutdown = ctx.runtime_watch.installed.get("shutdown") if ctx.runtime_watch else None
+    if shutdown is None:
+        raise HarnessError("ray.shutdown as bound before the implementation's import is "
+                           "unknown: the runtime watch did not install")
     with ctx.as_user():
-        ray.shutdown()
-    return {}
+        shutdown()
+    from conformance.ops.threads import new_threads
+    from fixtures.wait import ConditionTimeout, wait_for_condition
+
+    t0 = time.monotonic()
+    try:
+        wait_for_condition(lambda: not new_threads(ctx.baseline_threads), NOTICE_BOUND)
+    except ConditionTimeout:
+        pass  # what is left the final probe reads: no_leftover_thread judges it
+    return {"threads_waited_s": round(time.monotonic() - t0, 3),
+            "threads_left": [t["name"] for t in new_threads(ctx.baseline_threads)]}
 
 
 @verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
@@ -1453,9 +1515,6 @@ def use(ctx, op):
     return {}
 
 
-#: seconds a check_alive or check_error waits for its answer unless told (the
-#: contract's liveness bound)
-LIVENESS_BOUND = 5.0
 
 
 def _check_alive_deadline(op, adapter, spec) -> float:

@@ -175,6 +175,7 @@ collector = buffer = evaluator = None  # the components, as the operations leave
 ACTOR_IDS = {}  # component -> ids of the actors it created (recorded at construction)
 ACTOR_PIDS = {}  # actor id -> its worker process, as the GCS last said (read with its state)
 RECORDED = set()  # every actor id any construction recorded (a rebuilt component's older ones too)
+THREADS_BEFORE = set()  # the threads before any operation (main() fills it)
 _LAST_RAY = ["?"]
 _ARMED = []  # kills armed to land inside the next operation (threading.Timer, not started)
 _ARMED_ERRORS = []  # what an armed kill raised, for its kill_landed op
@@ -420,6 +421,13 @@ def _released(before):
               flush=True)
 
 
+def _library_threads(before):
+    """The threads running now that did not before any operation (``before``),
+    but Ray's own driver threads and this script's armed kills."""
+    return [t for t in threading.enumerate() if t not in before and t.is_alive()
+            and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
+
+
 def _threads_left(before):
     """Right at a teardown's return: the threads running now that did not
     before any operation (``before``: the script's threads then), but Ray's
@@ -429,8 +437,7 @@ def _threads_left(before):
     reading (a thread appears some time after the call that starts it: read
     right after torchrl 0.14.1's start(), its thread was not there yet in
     1 of 2 runs, 2026-11-27)."""
-    left = [t for t in threading.enumerate() if t not in before and t.is_alive()
-            and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
+    left = _library_threads(before)
     # private: threading keeps a thread's target only as Thread._target
     modules = [getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__
                for t in left]
@@ -663,6 +670,7 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
            "",
            "import ray",
            ""]
+    out += verbs.early_bindings(scenario.ops)
     out += adapter.script_header()
     out += ["", "", f"NAMESPACE = {spec.namespace!r}",
             "ACTOR_NAME = 'rlc-eval-{}'.format(os.getpid())  # set by --actor-name", ""]
@@ -755,6 +763,7 @@ def _main_lines(scenario: Scenario, adapter, carries_envs: bool = False) -> list
         lines += ["    # owner=impl: no ray.init here; the implementation starts Ray itself"]
     lines += ["    _probe()",
               "    started = set(threading.enumerate())  # the threads before any operation",
+              "    THREADS_BEFORE.update(started)  # for an op that waits for the library's threads",
               "    for i, name, fn, deadline, needs, probe, settle, reads in OPS:",
               "        before = _guarded(_before_teardown, settle) if reads == 'released' else None",
               "        outcome = _step(i, name, fn, deadline, needs)",

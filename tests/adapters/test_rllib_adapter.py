@@ -115,7 +115,9 @@ def test_features_components_and_catalog(adapter):
     # (local) and the user's (multinode), one after another and all at once
     # and the named worker's teardown a SIGTERM lands in (named_evaluator: skipped)
     # and a collector and an eval worker sharing the local node's CPUs (run)
-    assert (len(quick), len(skipped)) == (101, 33)
+    # and the implementation's runtime ended through a ray.shutdown bound before its
+    # import, after builds from threads (multinode: run)
+    assert (len(quick), len(skipped)) == (102, 33)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

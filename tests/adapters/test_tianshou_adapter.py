@@ -103,8 +103,9 @@ def test_features_components_and_catalog(adapter):
     # torn down under half a second (teardown_timeout: skipped, above), and one whose env's
     # close() takes 1.5 s under a bound of 4 s, torn down once and by two threads at once
     # (skipped too); the collector built from a thread that ends, on the implementation's
-    # runtime (local) and the user's (multinode)
-    assert len(quick) == 64
+    # runtime (local) and the user's (multinode), and the implementation's runtime
+    # (multinode) ended through a ray.shutdown bound before the library's import
+    assert len(quick) == 65
 
 
 def _closed_with_actors_alive(adapter, collector, handles):

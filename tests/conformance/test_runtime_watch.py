@@ -141,3 +141,36 @@ def test_a_call_still_running_when_the_watch_stops_is_recorded_unfinished():
                                "unfinished")} for r in records] == [
         {"phase": "runtime", "call": "ray.shutdown", "i": 3, "thread": "user-shutdown",
          "t0": 1.5, "before": None, "after": None, "unfinished": True}]
+
+
+EARLY_BINDING_DRIVER = """
+import json
+import ray
+from conformance.ops.runtime_watch import RuntimeWatch
+
+records = []
+watch = RuntimeWatch(records.append, lambda: 0.0)
+watch.install()
+later = []
+bound = ray.shutdown
+
+
+def library_wrapper(*args, **kwargs):  # as impl.component sets it, at the library's import
+    later.append("wrapper ran")
+    return bound(*args, **kwargs)
+
+
+ray.shutdown = library_wrapper
+watch.installed["shutdown"]()  # Ray is down: Ray's own shutdown returns at once
+watch.stop()
+print(json.dumps({"later": later, "calls": [r.get("call") for r in records]}))
+"""
+
+
+def test_a_name_bound_before_the_library_skips_its_wrapper_and_is_still_watched():
+    """``ray_shutdown(binding="before-import")`` calls ``RuntimeWatch.installed``:
+    the name as it was before the implementation loaded, so a wrapper the
+    implementation set on the ``ray`` module afterwards does not run, and the
+    call is still recorded (who ended the runtime stays known)."""
+    found = _driven(EARLY_BINDING_DRIVER)
+    assert found == {"later": [], "calls": ["ray.shutdown"]}, found

@@ -231,3 +231,18 @@ def test_with_ray_down_a_settle_waits_for_the_actors_processes():
     finally:
         worker.kill()
         worker.wait()
+
+
+def test_a_shutdown_bound_before_the_library_is_bound_before_its_import():
+    """The script binds ``RAY_SHUTDOWN_BOUND_EARLY`` before the adapter's import
+    lines, as a module imported first would (``verbs.early_bindings``), and its
+    op waits for the library's threads before printing them."""
+    text = script.generate(catalog.find("built_in_thread/local/impl/all>ray(bound-before-import)"),
+                           ReferenceAdapter(), "reference")
+    bound = text.index("RAY_SHUTDOWN_BOUND_EARLY = ray.shutdown")
+    assert bound < text.index("from impl import")
+    assert "RAY_SHUTDOWN_BOUND_EARLY()" in text
+    assert "_library_threads(THREADS_BEFORE)" in text
+    plain = script.generate(catalog.find("built_in_thread/local/impl/all>ray"),
+                            ReferenceAdapter(), "reference")
+    assert "RAY_SHUTDOWN_BOUND_EARLY" not in plain
