@@ -25,7 +25,7 @@ from conformance.judge.findings import Finding, at, in_run, label, unknown_at, u
 from conformance.ops.history import ANY_NODE, HARNESS_EXIT_CODE, SIDE_PHASES, History, HistoryFile
 from conformance.ops.runtime_watch import session_of
 from conformance.ops.samples import OBSERVATION_ROW
-from conformance.ops.verbs import HARNESS, UNKNOWN_ENV_ID, VERBS
+from conformance.ops.verbs import HARNESS, UNKNOWN_ENV_ID, VERBS, raised_by_harness
 from conformance.ops.scenario import Scenario
 from conformance.ops.targets import kind_of
 from fixtures.watchdog import WATCHDOG_LINE
@@ -483,7 +483,7 @@ def calls_succeed(run: Run) -> list[Finding]:
     for r in run.history.ops:
         verb = r["op"]["verb"]
         v = VERBS.get(verb)
-        if r["status"] != "raised" or v is None or v.party == HARNESS or verb in JUDGED_ELSEWHERE:
+        if r["status"] != "raised" or v is None or raised_by_harness(r) or verb in JUDGED_ELSEWHERE:
             continue
         if v.expects_raise(_op(r)):
             continue
@@ -498,8 +498,7 @@ def harness_steps_succeed(run: Run) -> list[Finding]:
     was not observed as written, and the verdict is ``error``."""
     out = []
     for r in run.history.ops:
-        v = VERBS.get(r["op"]["verb"])
-        if v is not None and v.party == HARNESS and r["status"] == "raised":
+        if raised_by_harness(r):
             e = r.get("error") or {}
             out.append(unknown_at(r, f": the harness could not do it: {e.get('type')}: "
                                      f"{str(e.get('message'))[:300]}"))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from conformance.judge.conventions import may_refuse
 from conformance.judge.findings import Finding, by_time, in_run, unknown_in_run
-from conformance.ops.verbs import HARNESS, VERBS
+from conformance.ops.verbs import VERBS, raised_by_harness
 from conformance.judge.oracles import HARNESS_EXIT_CODE, Run, in_implementation, judge, \
     position_text, signal_not_landed, stop_point, watchdog_fired
 
@@ -86,9 +86,7 @@ def failed_harness_step(run: Run) -> int | None:
     harness's own code raised or stopped."""
     unlanded = signal_not_landed(run)
     for r in run.history.ops:
-        v = VERBS.get(r["op"]["verb"])
-        if (v is not None and v.party == HARNESS and r["status"] == "raised") \
-                or r["i"] == unlanded:
+        if raised_by_harness(r) or r["i"] == unlanded:
             return r["i"]
     raised = any(r.get("phase") == "harness-error" for r in run.history.records)
     where, i = run.history.position()

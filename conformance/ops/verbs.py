@@ -216,7 +216,20 @@ def _construct_needs(op) -> set:
 
 
 class HarnessError(RuntimeError):
-    """The harness could not do what the scenario says (e.g. inject a fault)."""
+    """The harness could not do what the scenario says (e.g. inject a fault).
+    Raised by any verb, an ``impl`` one too, it is the harness's failure
+    (``raised_by_harness``)."""
+
+
+def raised_by_harness(record: dict) -> bool:
+    """An op record (``end``) whose raise is the harness's: a ``harness``
+    verb's, or a :class:`HarnessError` from any verb (an ``impl`` verb's own
+    setup: a construct whose node's CPUs the harness could not read)."""
+    if record.get("status") != "raised":
+        return False
+    v = VERBS.get(record["op"]["verb"])
+    return (v is not None and v.party == HARNESS) or \
+        (record.get("error") or {}).get("type") == f"{__name__}.{HarnessError.__qualname__}"
 
 
 INFEASIBLE = {"resources": {"rlc_infeasible": 1}}
@@ -1428,7 +1441,7 @@ def _ray_shutdown_script(op, w) -> list[str]:
             f"# then the program goes on: the suite waits up to {NOTICE_BOUND} s for the",
             "# library's threads to end (it reads them once the operations are done)",
             "_noticed_by = time.monotonic() + %r" % NOTICE_BOUND,
-            "while time.monotonic() < _noticed_by and _library_threads(THREADS_BEFORE):",
+            "while time.monotonic() < _noticed_by and _threads_left(THREADS_BEFORE, quiet=True):",
             "    time.sleep(0.05)",
             "_threads_left(THREADS_BEFORE)  # prints what is still running"]
 

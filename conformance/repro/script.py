@@ -421,14 +421,7 @@ def _released(before):
               flush=True)
 
 
-def _library_threads(before):
-    """The threads running now that did not before any operation (``before``),
-    but Ray's own driver threads and this script's armed kills."""
-    return [t for t in threading.enumerate() if t not in before and t.is_alive()
-            and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
-
-
-def _threads_left(before):
+def _threads_left(before, quiet=False):
     """Right at a teardown's return: the threads running now that did not
     before any operation (``before``: the script's threads then), but Ray's
     own driver threads and this script's armed kills (``threading.Timer``):
@@ -436,8 +429,11 @@ def _threads_left(before):
     each runs. Every component's: which one started a thread is the suite's
     reading (a thread appears some time after the call that starts it: read
     right after torchrl 0.14.1's start(), its thread was not there yet in
-    1 of 2 runs, 2026-11-27)."""
-    left = _library_threads(before)
+    1 of 2 runs, 2026-11-27). ``quiet``: returned, not printed."""
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive()
+            and not ray_driver_thread(t) and not isinstance(t, threading.Timer)]
+    if quiet:  # only whether any is left (a wait for them to end)
+        return left
     # private: threading keeps a thread's target only as Thread._target
     modules = [getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__
                for t in left]

@@ -930,7 +930,7 @@ def test_the_scripts_print_the_threads_left_at_a_teardowns_return():
     assert text.count("def ray_driver_thread") == 1
     # read first at the return, before the resources (GCS reads, tens of ms)
     assert text.index("_threads_left(started)  #") < text.index("_released(before)\n")
-    start = text.index("def _threads_left(before):")
+    start = text.index("def _threads_left(before, quiet=False):")
     printed = []
     space = {"threading": threading, "print": lambda *a, **k: printed.append(a[0]),
              "ray_driver_thread": lambda t: t.name == "ray_print_logs"}

@@ -118,8 +118,11 @@ def test_regression_is_caught_as_named(rid, catch, scenario_id, session, tmp_pat
     for run in range(1, RACY_RUNS + 1 if catch.racy else 2):
         entry = run_scenario(catalog.find(scenario_id), impl, load_adapter(impl), session,
                              str(tmp_path / f"run{run}"))
-        if entry["verdict"] != "pass":
-            break  # a racy catch fired (or the variant did something else: judged below)
+        if entry["verdict"] != "pass" and (not catch.racy or set(catch.oracles) <= set(entry["oracles"])):
+            # a catch fired (or the variant did something else: judged below); a racy
+            # one whose named oracles did not fire runs again (the CI of c86b548: only
+            # the slow teardown that may come with it, 2.06 s in a healthy run)
+            break
     failing = set(entry["oracles"])
     assert entry["verdict"] == catch.verdict, \
         (f"not caught in {run} run(s) (racy: {catch.racy})\n" if catch.racy else "") \

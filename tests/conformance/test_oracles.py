@@ -791,6 +791,24 @@ def test_a_fault_the_harness_could_not_inject_is_an_error_not_a_pass():
         "op 0 (kill collector): the harness could not do it: conformance.ops.verbs.HarnessError: pid 0 refused"]
 
 
+def test_a_harness_error_in_an_implementation_verb_is_an_error_not_a_fail():
+    """An ``impl`` verb that raises the harness's HarnessError (a construct
+    whose node's CPUs the harness could not read, ``Context.node_cpus``) did
+    not observe the scenario as written: ``error``, and no ``calls_succeed``
+    violation; another raise of the same verb stays the implementation's."""
+    harness = end(0, "iterate", "collector", status="raised", args={"batches": 1},
+                  error=err("conformance.ops.verbs.HarnessError", "CPUs unknown"))
+    verdict, violations, unknown_ = decide(run_of([harness]))
+    assert verdict == "error" and violations == {}
+    assert unknown_["harness_steps_succeed"] == [
+        "op 0 (iterate collector): the harness could not do it: "
+        "conformance.ops.verbs.HarnessError: CPUs unknown"]
+    raised = end(0, "iterate", "collector", status="raised", args={"batches": 1}, error=err())
+    verdict, violations, _ = decide(run_of([raised]))
+    assert verdict == "fail"
+    assert violations["calls_succeed"] == ["op 0 (iterate collector) raised builtins.RuntimeError: boom"]
+
+
 def test_a_collector_that_stops_early_fails_batch_counts():
     short = end(0, "iterate", "collector", args={"batches": 2}, result={"batches": 1, "frames": 64})
     assert "batch_counts" in judge(run_of([short]))

@@ -242,7 +242,7 @@ def test_a_shutdown_bound_before_the_library_is_bound_before_its_import():
     bound = text.index("RAY_SHUTDOWN_BOUND_EARLY = ray.shutdown")
     assert bound < text.index("from impl import")
     assert "RAY_SHUTDOWN_BOUND_EARLY()" in text
-    assert "_library_threads(THREADS_BEFORE)" in text
+    assert "_threads_left(THREADS_BEFORE, quiet=True)" in text
     plain = script.generate(catalog.find("built_in_thread/local/impl/all>ray"),
                             ReferenceAdapter(), "reference")
     assert "RAY_SHUTDOWN_BOUND_EARLY" not in plain
