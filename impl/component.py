@@ -40,11 +40,15 @@ _WORKING: weakref.WeakSet = weakref.WeakSet()  # components that started a backg
 #: components whose teardown an interrupt cut short (held until it is finished:
 #: a detached actor of one that is garbage-collected would live on)
 _INTERRUPTED: set = set()
+#: components whose teardown is making its Ray calls now, in whatever thread:
+#: a ``ray.shutdown()`` from another thread waits for them (bounded)
+_CLOSING: weakref.WeakSet = weakref.WeakSet()
 
 
 def _stop_background_work(reason: str = "interpreter exit") -> None:
     """Tear down the open components whose background thread still calls Ray,
-    and finish every teardown an interrupt cut short.
+    finish every teardown an interrupt cut short, and wait for the teardowns
+    under way in other threads.
 
     Runs before Ray's core worker is destroyed: at interpreter exit (before
     any ``atexit`` handler, Ray's shutdown is one) and at the start of every
@@ -52,12 +56,16 @@ def _stop_background_work(reason: str = "interpreter exit") -> None:
     destroyed crashes the process (SIGSEGV at exit; ``core_worker_process.cc:
     The core worker has already been shutdown`` and exit code 1, or a hang in
     ``core_worker.wait``, after an explicit ``ray.shutdown()``: all measured).
-    A teardown in progress elsewhere is waited for (bounded); one in progress
-    on this thread is skipped: its thread was joined before it released the
+    A teardown in progress elsewhere is waited for (bounded): without the
+    wait, a teardown inside ``ray.wait`` in the main thread got
+    ``SystemExit(0)`` from Ray as another thread's ``ray.shutdown()`` ended
+    the runtime under it (measured 2026-11-29,
+    ``order/*/user/collector>ray(during-its-teardown)``). One in progress on
+    this thread is skipped: its thread was joined before it released the
     runtime, which may be this very ``ray.shutdown()``.
     """
     me = threading.current_thread()
-    for component in list(_WORKING) + list(_INTERRUPTED):
+    for component in list(_WORKING) + list(_INTERRUPTED) + list(_CLOSING):
         if component._closing_thread is not me:
             component._teardown(min(component._shutdown_timeout, _EXIT_BOUND), False, reason)
 
@@ -75,7 +83,7 @@ def _stopping_background_work(shutdown: Callable) -> Callable:
 
     @functools.wraps(shutdown)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if (_WORKING or _INTERRUPTED) and ray.is_initialized():
+        if (_WORKING or _INTERRUPTED or _CLOSING) and ray.is_initialized():
             _stop_background_work("ray.shutdown()")
         ours = runtime.running_ours()
         try:
@@ -273,6 +281,7 @@ class RayComponent:
         leaves the component in ``_INTERRUPTED`` for the next call to finish."""
         try:
             _INTERRUPTED.discard(self)
+            _CLOSING.add(self)
             try:
                 self._stop_event.set()
                 self._join_thread(deadline)
@@ -280,6 +289,9 @@ class RayComponent:
             except BaseException as exc:
                 calls.swallow(exc)
                 logger.warning("%s: error during teardown", type(self).__name__, exc_info=True)
+            # before the release, which may end the runtime itself: a release of
+            # another component in another thread then need not wait for this one
+            _CLOSING.discard(self)
             lease = self._lease
             if lease is not None:
                 self._release(lease, self._shutdown_ray)
@@ -289,6 +301,7 @@ class RayComponent:
                 _INTERRUPTED.add(self)
             raise
         finally:
+            _CLOSING.discard(self)
             self._closing_thread = None
 
     def _join_thread(self, deadline: float) -> None:

@@ -363,6 +363,7 @@ def order(fixture, owner, comps=ALL):
                    impl_quick=True, built=comps)
     yield from _every_teardown_asks(fixture, owner, comps)
     yield from _built_after_teardown(fixture, owner, comps)
+    yield from _ray_shutdown_across_teardown(fixture, owner, comps)
     if "buffer" not in comps:
         return
     rest = [op("teardown", c) for c in ("evaluator", "buffer") if c in comps]
@@ -385,6 +386,39 @@ def _every_teardown_asks(fixture, owner, comps):
 
 #: construct arg: the component's actors take its node's CPUs between them
 FILL = {"fill": True}
+
+
+def _ray_shutdown_across_teardown(fixture, owner, comps):
+    """The user's ``ray.shutdown()`` in one thread of the program while
+    another tears a component down: a worker thread closes what it used as
+    the main thread ends Ray (``teardown_in="thread"``), or the other way
+    round (``"main"``). Its envs' ``close()`` takes 1.5 s, so the shutdown
+    begins 0.5 s into the teardown. The teardown must not raise (the
+    reference's did, ``SystemExit(0)`` from Ray's ``wait`` in the main thread,
+    until its ``ray.shutdown`` wrapper waited for a teardown under way), the
+    shutdown must end the runtime and no call start another
+    (``no_ray_restart``: a call of the teardown made with Ray down starts a
+    runtime through Ray's auto-init, a survivor of the mutation analysis,
+    ``calls.py:53``); a teardown after it changes nothing."""
+    if owner != "user":
+        return
+    for comp in [c for c in ("evaluator", "collector") if c in comps]:
+        for where in ("thread", "main"):
+            yield make("order", fixture, owner, f"{comp}>ray(across-its-teardown-in-{where})", [
+                *build(fixture, (comp,)), *warm_up((comp,)),
+                op("ray_shutdown", across_teardown=comp, teardown_in=where, after=0.5),
+                op("teardown", comp)], spec=SLOW_CLOSE_ENV,
+                # quick: the reference's own bug (2026-11-29), about 3 s on multinode
+                quick=(comp, where) == ("collector", "main"))
+    # the shutdown through a name bound before the implementation's import: no
+    # wrapper of its own can wait for the teardown, and Ray ends under its calls
+    if "collector" in comps:
+        yield make("order", fixture, owner,
+                   "collector>ray-bound-before-import(across-its-teardown-in-main)", [
+                       *build(fixture, ("collector",)), *warm_up(("collector",)),
+                       op("ray_shutdown", across_teardown="collector", teardown_in="main",
+                          after=0.5, binding="before-import"),
+                       op("teardown", "collector")], spec=SLOW_CLOSE_ENV, quick=True)
 
 
 def _built_after_teardown(fixture, owner, comps):

@@ -1434,6 +1434,9 @@ NOTICE_BOUND = LIVENESS_BOUND
 
 
 def _ray_shutdown_script(op, w) -> list[str]:
+    if op.args.get("across_teardown"):
+        raise NoScript("a teardown and the user's ray.shutdown() in two threads at once is not "
+                       "written as a standalone script yet")
     if op.args.get("binding", "module") == "module":
         return ["ray.shutdown()  # the user's own"]
     return ["# the user's own, through a name bound before the library's import",
@@ -1456,40 +1459,55 @@ def early_bindings(ops) -> list[str]:
             "`from ray import shutdown`"]
 
 
+def _ray_shutdown_deadline(op, adapter, spec) -> float:
+    across = _teardown_deadline(op, adapter, spec) if op.args.get("across_teardown") else 0.0
+    return DEFAULT_DEADLINE + NOTICE_BOUND + across
+
+
 @verb(IMPL, "the user calls ray.shutdown() (args: binding, one of SHUTDOWN_BINDINGS: "
             "\"module\" by default; \"before-import\" calls the name as bound before the "
             "implementation's import, then waits up to NOTICE_BOUND for the threads "
-            "the scenario started to end)", probes_actors=True,
-      script=_ray_shutdown_script,
-      deadline=lambda op, adapter, spec: DEFAULT_DEADLINE + NOTICE_BOUND,
+            "the scenario started to end; across_teardown: a component whose teardown "
+            "another thread of the program runs meanwhile, teardown_in: \"thread\" (a "
+            "user's thread; ray.shutdown() in the main one) or \"main\" (the other way "
+            "round), after: s into the teardown; its call is the op's `calls`)",
+      probes_actors=True, script=_ray_shutdown_script, deadline=_ray_shutdown_deadline,
+      inner_error=_first_bad_call,
       walk=WalkRule(lambda m: [(1, None, {})] if m.owner == "user" and m.ray_up and m.built
                     else [], _ray_down))
 def ray_shutdown(ctx, op):
+    binding = op.args.get("binding", "module")
+    shutdown = _user_shutdown(ctx, binding)
+    if op.args.get("across_teardown"):
+        return _ray_shutdown_across_teardown(ctx, op, shutdown)
+    with ctx.as_user():
+        shutdown()
+    if binding == "module":
+        return {}
+    from conformance.ops.threads import new_threads
+    from fixtures.wait import poll
+
+    t0 = time.monotonic()
+    # what is left then the final probe reads: no_leftover_thread judges it
+    left = poll(lambda: new_threads(ctx.baseline_threads), lambda threads: not threads,
+                NOTICE_BOUND)
+    return {"threads_waited_s": round(time.monotonic() - t0, 3),
+            "threads_left": [t["name"] for t in left]}
+
+
+def _user_shutdown(ctx, binding: str):
+    """The user's ``ray.shutdown`` as the program names it (``SHUTDOWN_BINDINGS``)."""
     import ray
 
-    binding = op.args.get("binding", "module")
     if binding not in SHUTDOWN_BINDINGS:
         raise HarnessError(f"ray_shutdown binding {binding!r}: not one of {SHUTDOWN_BINDINGS}")
     if binding == "module":
-        with ctx.as_user():
-            ray.shutdown()
-        return {}
+        return lambda: ray.shutdown()  # looked up when called: a wrapper set since runs
     shutdown = ctx.runtime_watch.installed.get("shutdown") if ctx.runtime_watch else None
     if shutdown is None:
         raise HarnessError("ray.shutdown as bound before the implementation's import is "
                            "unknown: the runtime watch did not install")
-    with ctx.as_user():
-        shutdown()
-    from conformance.ops.threads import new_threads
-    from fixtures.wait import ConditionTimeout, wait_for_condition
-
-    t0 = time.monotonic()
-    try:
-        wait_for_condition(lambda: not new_threads(ctx.baseline_threads), NOTICE_BOUND)
-    except ConditionTimeout:
-        pass  # what is left the final probe reads: no_leftover_thread judges it
-    return {"threads_waited_s": round(time.monotonic() - t0, 3),
-            "threads_left": [t["name"] for t in new_threads(ctx.baseline_threads)]}
+    return shutdown
 
 
 @verb(IMPL, "the user restarts Ray: ray.shutdown(), then ray.init() as the user "
@@ -1504,6 +1522,48 @@ def ray_restart(ctx, op):
     with ctx.as_user():
         ray.shutdown()
     return ctx.init_ray_as_user()
+
+
+def _ray_shutdown_across_teardown(ctx, op, shutdown_fn):
+    """A program whose one thread ends Ray while another tears a component
+    down (a worker thread's ``finally`` closes what it used as the main thread
+    ends Ray, or the other way round): the user's ``ray.shutdown()`` begins
+    ``after`` seconds into the teardown (its envs' ``close()`` is slow), and
+    the op is judged by both calls: the teardown's is its ``calls`` (a raise
+    there is the op's, ``inner_error``), the shutdown must end the runtime
+    (``user_shutdown_ends_ray``). ``shutdown_fn`` is the name the user calls
+    (``_user_shutdown``). A teardown done before the shutdown began did not
+    overlap it: the scenario did not happen (HarnessError)."""
+    target, after = op.args["across_teardown"], float(op.args.get("after", 0.5))
+    teardown_in = op.args.get("teardown_in", "thread")
+    if teardown_in not in ("thread", "main"):
+        raise HarnessError(f"ray_shutdown teardown_in={teardown_in!r}: 'thread' or 'main'")
+    obj, done, out = ctx.objects[target], threading.Event(), {}
+
+    def teardown():
+        try:
+            out["call"] = _call_teardown(ctx, target, obj, False)
+        finally:
+            done.set()
+
+    def shutdown():
+        if done.wait(after):  # an offset into the teardown, not a synchronisation
+            return
+        out["began"] = time.monotonic()
+        with ctx.as_user():
+            shutdown_fn()
+        out["shutdown_s"] = round(time.monotonic() - out["began"], 3)
+
+    first, second = (teardown, shutdown) if teardown_in == "main" else (shutdown, teardown)
+    other = Call(second, f"rlc-user-{second.__name__}")  # the program's other thread
+    try:
+        first()
+    finally:
+        other.result()  # what the shutdown raised (the teardown's: the op's inner_error)
+    if "began" not in out:
+        raise HarnessError(f"the teardown of {target} returned within {after}s, before the "
+                           "user's ray.shutdown() began: the two did not overlap")
+    return {"calls": [out["call"]], "shutdown_s": out["shutdown_s"], "teardown_in": teardown_in}
 
 
 #: the calls of ``use`` an adapter has only with a feature: without it, that

@@ -117,7 +117,9 @@ def test_features_components_and_catalog(adapter):
     # and a collector and an eval worker sharing the local node's CPUs (run)
     # and the implementation's runtime ended through a ray.shutdown bound before its
     # import, after builds from threads (multinode: run)
-    assert (len(quick), len(skipped)) == (102, 33)
+    # and the user's ray.shutdown() from another thread while the main one tears the
+    # collector down, through ray.shutdown and through a name bound before the import (run)
+    assert (len(quick), len(skipped)) == (104, 33)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

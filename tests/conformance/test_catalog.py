@@ -141,7 +141,12 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
         [f"{'>'.join(p)}~no-evaluator" for p in __import__("itertools").permutations(
             ("collector", "buffer", "ray"))] + ["collector(shutdown_ray)>buffer~no-evaluator",
                                                "collector(shutdown_ray)>buffer(shutdown_ray)"
-                                               "~no-evaluator"])
+                                               "~no-evaluator",
+                                               # the collector alone: no subset to mark
+                                               "collector>ray(across-its-teardown-in-thread)",
+                                               "collector>ray(across-its-teardown-in-main)",
+                                               "collector>ray-bound-before-import"
+                                               "(across-its-teardown-in-main)"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
                                           "defaults", "walk", "signals", "sweep", "env_helper",

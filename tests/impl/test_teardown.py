@@ -292,3 +292,28 @@ def test_an_interrupted_teardown_lets_the_interrupt_out_and_its_work_is_finished
         component._stop_background_work("the interpreter exit")
     assert_dead(handles)
     assert_closed(c, kind, "shutdown()" if kind != "buffer" else "close()")
+
+
+@pytest.mark.parametrize("code, ray_up, raised", [
+    (0, False, False),  # Ray's notice to a call blocked as another thread ended the runtime
+    (0, True, True),  # Ray still up: a SystemExit(0) of the program's own, let out
+    (15, False, True),  # Ray's SIGTERM handler exits with 15: let out, Ray up or not
+    (1, True, True),  # a SIGTERM inside a blocking call
+])
+def test_teardown_lets_a_signal_s_system_exit_out_in_the_main_thread_not_ray_s_notice(
+        code, ray_up, raised, monkeypatch):
+    """``calls.swallow`` in the main thread: a SystemExit is the program's
+    end, unless it is the ``SystemExit(0)`` Ray raises in a call blocked while
+    another thread shut the runtime down (measured, Ray 2.60.0: the runtime is
+    already down then). Re-raised, it ended the user's program with status 0
+    (order/*/user/collector>ray-bound-before-import(across-its-teardown-in-main))."""
+    from impl import calls
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: ray_up)
+    exc = SystemExit(code)
+    if raised:
+        with pytest.raises(SystemExit) as info:
+            calls.swallow(exc)
+        assert info.value is exc
+    else:
+        assert calls.swallow(exc) is None
