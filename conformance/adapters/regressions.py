@@ -938,6 +938,29 @@ def _teardown_swallows_sigterm(base):
     return Evaluator
 
 
+def _rays_system_exit_let_out(base):
+    class Collector(base):
+        def _teardown(self, timeout, shutdown_ray, reason):
+            import threading
+
+            from impl import calls
+
+            swallow = calls.swallow
+
+            def every_main_thread_exit_out(exc):  # "in the main thread, SystemExit is a signal's"
+                if isinstance(exc, SystemExit) and threading.current_thread() is threading.main_thread():
+                    raise exc
+                swallow(exc)
+
+            calls.swallow = every_main_thread_exit_out
+            try:
+                super()._teardown(timeout, shutdown_ray, reason)
+            finally:
+                calls.swallow = swallow
+
+    return Collector
+
+
 def _teardown_done_first(base):
     class Evaluator(base):
         def _run_teardown(self, deadline):
@@ -1600,6 +1623,20 @@ REGRESSIONS = {r.id: r for r in (
                                           ("local", "no_leftover_process"))
               for owner in ("user", "impl")),
         {"evaluator": _teardown_swallows_sigterm},
+    ),
+    Regression(
+        "teardown-lets-rays-exit-out",
+        "the collector's shutdown() in the main thread raises SystemExit(0) when another "
+        "thread ends Ray under it (Ray's notice to the blocked ray.wait): the user's program "
+        "ends there, with status 0",
+        "the reference's own teardown before 2026-11-29 (impl/calls.py's swallow let every "
+        "SystemExit of the main thread out, taking each for a signal's), found by "
+        "order/*/user/collector>ray(across-its-teardown-in-main); here only where no wrapper "
+        "of the library's waits for the teardown (a ray.shutdown bound before its import)",
+        tuple(Catch(f"order/{fixture}/user/collector>ray-bound-before-import"
+                    "(across-its-teardown-in-main)", "fail", ("calls_succeed",))
+              for fixture in ("multinode", "local")),
+        {"collector": _rays_system_exit_let_out},
     ),
     Regression(
         "teardown-done-before-kill",

@@ -410,6 +410,15 @@ def _ray_shutdown_across_teardown(fixture, owner, comps):
                 op("teardown", comp)], spec=SLOW_CLOSE_ENV,
                 # quick: the reference's own bug (2026-11-29), about 3 s on multinode
                 quick=(comp, where) == ("collector", "main"))
+    # on the local fixture, the envs' slow close() then stops a helper process of
+    # theirs: a shutdown that does not wait for the teardown under way kills the
+    # actors mid-close and leaves the helpers running (no_leftover_process), even
+    # where the teardown itself returns cleanly
+    if fixture == "local" and "collector" in comps:
+        yield make("order", fixture, owner, "collector-helper-env>ray(across-its-teardown-in-main)", [
+            *build(fixture, ("collector",)), *warm_up(("collector",)),
+            op("ray_shutdown", across_teardown="collector", teardown_in="main", after=0.5),
+            op("teardown", "collector")], spec=SLOW_CLOSE_HELPER_ENV, quick=True)
     # the shutdown through a name bound before the implementation's import: no
     # wrapper of its own can wait for the teardown, and Ray ends under its calls
     if "collector" in comps:

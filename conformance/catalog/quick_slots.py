@@ -43,6 +43,11 @@ QUICK_ON_LOCAL = {
         "the user's ray.shutdown() of a runtime the implementation started from a thread "
         "that ended: whatever kept it alive must outlive Ray's processes (on multinode no "
         "process is the implementation's)",
+    "order/user/collector-helper-env>ray(across-its-teardown-in-main)":
+        "a ray.shutdown() that does not wait for the teardown under way in another thread: "
+        "the envs' helper processes, stopped by their slow close(), outlive the killed "
+        "actors (no_leftover_process reads them on local only; on multinode the teardown "
+        "returns cleanly either way: mutation analysis, impl/component.py:86, 2026-11-29)",
     "order/impl/collector(shutdown_ray)>evaluator>buffer":
         "deferred-shutdown-forgotten: owned_runtime_ended reads, here, the processes of the "
         "runtime the implementation started (on multinode, the actors its job left)",

@@ -1588,8 +1588,6 @@ def use(ctx, op):
     return {}
 
 
-
-
 def _check_alive_deadline(op, adapter, spec) -> float:
     a = op.args
     return float(a.get("within", LIVENESS_BOUND)) + float(a.get("stays", 0)) \

@@ -118,8 +118,9 @@ def test_features_components_and_catalog(adapter):
     # and the implementation's runtime ended through a ray.shutdown bound before its
     # import, after builds from threads (multinode: run)
     # and the user's ray.shutdown() from another thread while the main one tears the
-    # collector down, through ray.shutdown and through a name bound before the import (run)
-    assert (len(quick), len(skipped)) == (104, 33)
+    # collector down, through ray.shutdown and through a name bound before the import, and
+    # on local with envs whose close() stops a helper process (run)
+    assert (len(quick), len(skipped)) == (105, 33)
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])

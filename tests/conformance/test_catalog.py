@@ -146,6 +146,8 @@ def test_without_an_eval_worker_each_family_runs_on_what_exists_and_says_so():
                                                "collector>ray(across-its-teardown-in-thread)",
                                                "collector>ray(across-its-teardown-in-main)",
                                                "collector>ray-bound-before-import"
+                                               "(across-its-teardown-in-main)",
+                                               "collector-helper-env>ray"
                                                "(across-its-teardown-in-main)"])
     marked = [s for s in subset if s.variant.endswith("~no-evaluator")]
     assert {s.family for s in marked} == {"early_break", "order", "restart", "killed", "exit",
