@@ -1538,12 +1538,15 @@ def _ray_shutdown_across_teardown(ctx, op, shutdown_fn):
     teardown_in = op.args.get("teardown_in", "thread")
     if teardown_in not in ("thread", "main"):
         raise HarnessError(f"ray_shutdown teardown_in={teardown_in!r}: 'thread' or 'main'")
+    if target not in ctx.objects:
+        raise HarnessError(f"ray_shutdown across_teardown={target!r}: never built")
     obj, done, out = ctx.objects[target], threading.Event(), {}
 
     def teardown():
         try:
             out["call"] = _call_teardown(ctx, target, obj, False)
         finally:
+            out["ended"] = time.monotonic()
             done.set()
 
     def shutdown():
@@ -1560,10 +1563,14 @@ def _ray_shutdown_across_teardown(ctx, op, shutdown_fn):
         first()
     finally:
         other.result()  # what the shutdown raised (the teardown's: the op's inner_error)
-    if "began" not in out:
-        raise HarnessError(f"the teardown of {target} returned within {after}s, before the "
-                           "user's ray.shutdown() began: the two did not overlap")
-    return {"calls": [out["call"]], "shutdown_s": out["shutdown_s"], "teardown_in": teardown_in}
+    result = {"calls": [out["call"]], "shutdown_s": out.get("shutdown_s"),
+              "teardown_in": teardown_in}
+    if out["call"]["status"] != "ok":
+        return result  # what the teardown raised is the op's (inner_error), overlap or not
+    if "began" not in out or out["began"] >= out["ended"]:
+        raise HarnessError(f"the teardown of {target} returned before the user's "
+                           "ray.shutdown() began: the two did not overlap")
+    return result
 
 
 #: the calls of ``use`` an adapter has only with a feature: without it, that

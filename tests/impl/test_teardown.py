@@ -317,3 +317,31 @@ def test_teardown_lets_a_signal_s_system_exit_out_in_the_main_thread_not_ray_s_n
         assert info.value is exc
     else:
         assert calls.swallow(exc) is None
+
+
+def test_a_shutdown_waits_once_for_a_component_that_works_and_closes(monkeypatch):
+    """``_stop_background_work`` (the ``ray.shutdown`` wrapper's, and the
+    interpreter exit's) takes each component once, though a collector whose
+    thread works and whose teardown is under way is in two of its sets: two
+    waits would double its bound. The copy is taken under the sets' lock."""
+    import weakref
+
+    from impl import component
+
+    class Closing:
+        _closing_thread = None  # another thread's teardown, as far as this call knows
+        _shutdown_timeout = 1.0
+
+        def __init__(self):
+            self.waits = []
+
+        def _teardown(self, timeout, shutdown_ray, reason):
+            self.waits.append((timeout, shutdown_ray, reason))
+
+    one = Closing()
+    working, closing = weakref.WeakSet([one]), weakref.WeakSet([one])
+    monkeypatch.setattr(component, "_WORKING", working)
+    monkeypatch.setattr(component, "_CLOSING", closing)
+    monkeypatch.setattr(component, "_INTERRUPTED", set())
+    component._stop_background_work("ray.shutdown()")
+    assert one.waits == [(1.0, False, "ray.shutdown()")]
