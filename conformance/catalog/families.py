@@ -402,32 +402,32 @@ def _ray_shutdown_across_teardown(fixture, owner, comps):
     ``calls.py:53``); a teardown after it changes nothing."""
     if owner != "user":
         return
+
+    def across(comp, where, spec=SLOW_CLOSE_ENV, **shutdown):
+        return dict(ops=[*build(fixture, (comp,)), *warm_up((comp,)),
+                         op("ray_shutdown", across_teardown=comp, teardown_in=where, after=0.5,
+                            **shutdown),
+                         op("teardown", comp)], spec=spec)
+
     for comp in [c for c in ("evaluator", "collector") if c in comps]:
         for where in ("thread", "main"):
-            yield make("order", fixture, owner, f"{comp}>ray(across-its-teardown-in-{where})", [
-                *build(fixture, (comp,)), *warm_up((comp,)),
-                op("ray_shutdown", across_teardown=comp, teardown_in=where, after=0.5),
-                op("teardown", comp)], spec=SLOW_CLOSE_ENV,
-                # quick: the reference's own bug (2026-11-29), about 3 s on multinode
-                quick=(comp, where) == ("collector", "main"))
+            # quick: the reference's own bug (2026-11-29), about 3 s on multinode
+            yield make("order", fixture, owner, f"{comp}>ray(across-its-teardown-in-{where})",
+                       **across(comp, where), quick=(comp, where) == ("collector", "main"))
+    if "collector" not in comps:
+        return
     # on the local fixture, the envs' slow close() then stops a helper process of
     # theirs: a shutdown that does not wait for the teardown under way kills the
     # actors mid-close and leaves the helpers running (no_leftover_process), even
     # where the teardown itself returns cleanly
-    if fixture == "local" and "collector" in comps:
-        yield make("order", fixture, owner, "collector-helper-env>ray(across-its-teardown-in-main)", [
-            *build(fixture, ("collector",)), *warm_up(("collector",)),
-            op("ray_shutdown", across_teardown="collector", teardown_in="main", after=0.5),
-            op("teardown", "collector")], spec=SLOW_CLOSE_HELPER_ENV, quick=True)
+    if fixture == "local":
+        yield make("order", fixture, owner, "collector-helper-env>ray(across-its-teardown-in-main)",
+                   **across("collector", "main", SLOW_CLOSE_HELPER_ENV), quick=True)
     # the shutdown through a name bound before the implementation's import: no
     # wrapper of its own can wait for the teardown, and Ray ends under its calls
-    if "collector" in comps:
-        yield make("order", fixture, owner,
-                   "collector>ray-bound-before-import(across-its-teardown-in-main)", [
-                       *build(fixture, ("collector",)), *warm_up(("collector",)),
-                       op("ray_shutdown", across_teardown="collector", teardown_in="main",
-                          after=0.5, binding="before-import"),
-                       op("teardown", "collector")], spec=SLOW_CLOSE_ENV, quick=True)
+    yield make("order", fixture, owner,
+               "collector>ray-bound-before-import(across-its-teardown-in-main)",
+               **across("collector", "main", binding="before-import"), quick=True)
 
 
 def _built_after_teardown(fixture, owner, comps):

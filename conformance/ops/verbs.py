@@ -81,6 +81,9 @@ class Verb:
     #: of the verb, each a line of code or a module-level function (its source
     #: is written); [] when none of them needs anything
     script_header: Callable = lambda ops: []
+    #: (ops) -> lines a standalone script runs right after ``import ray``, before
+    #: the implementation's import (a name bound as a module imported first would)
+    script_prelude: Callable = lambda ops: []
     #: (op, api) -> the op's body lines through a torchrl-like API
     #: (``conformance.adapters.snippets.default_lines``: ``api`` holds the
     #: adapter's spec and its ``submit`` and buffer ``length`` expressions);
@@ -1449,11 +1452,10 @@ def _ray_shutdown_script(op, w) -> list[str]:
             "_threads_left(THREADS_BEFORE)  # prints what is still running"]
 
 
-def early_bindings(ops) -> list[str]:
-    """Script lines right after ``import ray``, before the library's import:
-    the names a ``ray_shutdown(binding="before-import")`` calls."""
-    if not any(o.verb == "ray_shutdown" and o.args.get("binding") == "before-import"
-               for o in ops):
+def _ray_shutdown_prelude(ops) -> list[str]:
+    """The name a ``ray_shutdown(binding="before-import")`` calls, bound
+    before the library's import (``Verb.script_prelude``)."""
+    if not any(o.args.get("binding") == "before-import" for o in ops):
         return []
     return ["RAY_SHUTDOWN_BOUND_EARLY = ray.shutdown  # a module imported before the library's: "
             "`from ray import shutdown`"]
@@ -1471,7 +1473,8 @@ def _ray_shutdown_deadline(op, adapter, spec) -> float:
             "another thread of the program runs meanwhile, teardown_in: \"thread\" (a "
             "user's thread; ray.shutdown() in the main one) or \"main\" (the other way "
             "round), after: s into the teardown; its call is the op's `calls`)",
-      probes_actors=True, script=_ray_shutdown_script, deadline=_ray_shutdown_deadline,
+      probes_actors=True, script=_ray_shutdown_script, script_prelude=_ray_shutdown_prelude,
+      deadline=_ray_shutdown_deadline,
       inner_error=_first_bad_call,
       walk=WalkRule(lambda m: [(1, None, {})] if m.owner == "user" and m.ray_up and m.built
                     else [], _ray_down))

@@ -666,7 +666,8 @@ def generate(scenario: Scenario, adapter, impl_name: str | None = None, peer: bo
            "",
            "import ray",
            ""]
-    out += verbs.early_bindings(scenario.ops)
+    for verb in verbs.VERBS.values():  # names bound before the library's import
+        out += verb.script_prelude([op for op in scenario.ops if op.verb == verb.name])
     out += adapter.script_header()
     out += ["", "", f"NAMESPACE = {spec.namespace!r}",
             "ACTOR_NAME = 'rlc-eval-{}'.format(os.getpid())  # set by --actor-name", ""]

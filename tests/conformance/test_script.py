@@ -235,7 +235,7 @@ def test_with_ray_down_a_settle_waits_for_the_actors_processes():
 
 def test_a_shutdown_bound_before_the_library_is_bound_before_its_import():
     """The script binds ``RAY_SHUTDOWN_BOUND_EARLY`` before the adapter's import
-    lines, as a module imported first would (``verbs.early_bindings``), and its
+    lines, as a module imported first would (``Verb.script_prelude``), and its
     op waits for the library's threads before printing them."""
     text = script.generate(catalog.find("built_in_thread/local/impl/all>ray(bound-before-import)"),
                            ReferenceAdapter(), "reference")
